@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Assembles the pinned Kafka version from Maven Central into an archive with
+# the Apache binary tarball's layout (kafka_<scala>-<version>/libs/*.jar), for
+# the testbed and CI. The version is the one the kafka role pins.
+# The archive is reproducible: the same jars give the same bytes.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+defaults=../roles/kafka/defaults/main.yml
+version=$(sed -n 's/^kafka_version: "\(.*\)"$/\1/p' "$defaults")
+scala=$(sed -n 's/^kafka_scala_version: "\(.*\)"$/\1/p' "$defaults")
+name="kafka_${scala}-${version}"
+archive="dist/${name}.tgz"
+[ -n "$version" ] && [ -n "$scala" ] || { echo "cannot read kafka_version from $defaults" >&2; exit 1; }
+if [ -f "$archive" ] && [ "$archive" -nt kafka-dist/pom.xml ] && [ "$archive" -nt "$0" ]; then
+  exit 0
+fi
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+echo "build-kafka-archive: resolving Kafka $version (Scala $scala) from Maven Central"
+mvn -q -B -f kafka-dist/pom.xml dependency:copy-dependencies \
+  -Dkafka.version="$version" -Dscala.binary.version="$scala" \
+  -DincludeScope=runtime -DoutputDirectory="$stage/$name/libs"
+mkdir -p dist
+tar -C "$stage" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -c "$name" \
+  | gzip -n >"$archive.tmp"
+mv "$archive.tmp" "$archive"
+echo "build-kafka-archive: $archive ($(du -h "$archive" | cut -f1))"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Prepares this machine to run the local testbed: OS packages, podman's
+# runtime settings, and the Python virtualenv. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(podman runc debootstrap nftables openjdk-17-jdk-headless maven python3-venv make)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# crun cannot run on this kernel's hybrid cgroups, and the hard open-files
+# limit is 20000: podman's defaults fail on both counts.
+conf=/etc/containers/containers.conf.d/50-stretch-kafka.conf
+if [ ! -f "$conf" ]; then
+  mkdir -p "$(dirname "$conf")"
+  cat >"$conf" <<'CONF'
+[engine]
+runtime = "runc"
+
+[containers]
+default_ulimits = ["nofile=10000:20000", "nproc=4096:4096"]
+CONF
+fi
+
+if [ ! -x .venv/bin/ansible-playbook ] || [ requirements.txt -nt .venv/.installed ]; then
+  python3 -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -r requirements.txt
+  touch .venv/.installed
+fi
