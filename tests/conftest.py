@@ -1,0 +1,7 @@
+"""Makes the stretch.kafka collection importable as ansible_collections.stretch.kafka."""
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "collections"))

@@ -1,0 +1,128 @@
+"""server.properties composition: stretch defaults, listeners by role, overrides."""
+
+import pytest
+from ansible_collections.stretch.kafka.plugins.module_utils.properties import (
+    client_properties,
+    listener_endpoints,
+    server_properties,
+)
+
+LISTENERS = {
+    "CONTROLLER": {"port": 9093, "protocol": "PLAINTEXT"},
+    "REPLICATION": {"port": 9091, "protocol": "PLAINTEXT"},
+    "CLIENT": {"port": 9092, "protocol": "SASL_SSL", "client_properties": {"sasl.mechanism": "SCRAM-SHA-512"}},
+}
+CONTROLLERS = [
+    {"node_id": 1, "advertised_host": "c1.dc1"},
+    {"node_id": 2, "advertised_host": "c2.dc2"},
+    {"node_id": 3, "advertised_host": "c3.dc3"},
+]
+
+
+def cluster(**overrides):
+    base = {
+        "listeners": LISTENERS,
+        "controller_listener": "CONTROLLER",
+        "inter_broker_listener": "REPLICATION",
+        "controllers": CONTROLLERS,
+        "replication_factor": 4,
+        "min_insync_replicas": 2,
+        "properties": {},
+        "broker_properties": {},
+        "controller_properties": {},
+    }
+    base.update(overrides)
+    return base
+
+
+def node(*roles, **kw):
+    base = {
+        "node_id": 101,
+        "roles": list(roles),
+        "rack": "dc1",
+        "advertised_host": "b1.dc1",
+        "log_dirs": ["/data/a", "/data/b"],
+        "metadata_log_dir": "/meta",
+    }
+    base.update(kw)
+    return base
+
+
+def test_broker_gets_rack_selector_and_stretch_defaults():
+    props = server_properties(node("broker"), cluster())
+    assert props["process.roles"] == "broker"
+    assert props["broker.rack"] == "dc1"
+    assert props["replica.selector.class"] == "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+    for key in ("default.replication.factor", "offsets.topic.replication.factor",
+                "transaction.state.log.replication.factor"):
+        assert props[key] == "4"
+    assert props["min.insync.replicas"] == "2"
+    assert props["transaction.state.log.min.isr"] == "2"
+    assert props["unclean.leader.election.enable"] == "false"
+    assert props["log.dirs"] == "/data/a,/data/b"
+    assert props["metadata.log.dir"] == "/meta"
+
+
+def test_broker_binds_and_advertises_only_broker_listeners():
+    props = server_properties(node("broker"), cluster())
+    assert props["listeners"] == "REPLICATION://0.0.0.0:9091,CLIENT://0.0.0.0:9092"
+    assert props["advertised.listeners"] == "REPLICATION://b1.dc1:9091,CLIENT://b1.dc1:9092"
+    assert props["inter.broker.listener.name"] == "REPLICATION"
+    assert props["controller.listener.names"] == "CONTROLLER"
+    assert props["listener.security.protocol.map"] == "CONTROLLER:PLAINTEXT,REPLICATION:PLAINTEXT,CLIENT:SASL_SSL"
+    assert props["controller.quorum.bootstrap.servers"] == "c1.dc1:9093,c2.dc2:9093,c3.dc3:9093"
+    assert "controller.quorum.voters" not in props
+
+
+def test_controller_has_no_broker_settings():
+    props = server_properties(node("controller", node_id=3, rack="dc3", advertised_host="c3.dc3"), cluster())
+    assert props["process.roles"] == "controller"
+    assert props["listeners"] == "CONTROLLER://0.0.0.0:9093"
+    assert props["advertised.listeners"] == "CONTROLLER://c3.dc3:9093"
+    assert props["log.dirs"] == "/meta"
+    assert props["min.insync.replicas"] == "2"
+    for key in ("broker.rack", "replica.selector.class", "inter.broker.listener.name", "default.replication.factor"):
+        assert key not in props
+
+
+def test_combined_mode_binds_every_listener():
+    props = server_properties(node("controller", "broker"), cluster())
+    assert props["process.roles"] == "broker,controller"
+    assert props["listeners"].split(",")[0] == "CONTROLLER://0.0.0.0:9093"
+    assert props["log.dirs"] == "/data/a,/data/b"
+
+
+def test_overrides_apply_last_by_role():
+    c = cluster(
+        properties={"num.io.threads": 16, "min.insync.replicas": 3},
+        broker_properties={"num.io.threads": 32},
+        controller_properties={"num.io.threads": 4},
+    )
+    assert server_properties(node("broker"), c)["num.io.threads"] == "32"
+    assert server_properties(node("controller"), c)["num.io.threads"] == "4"
+    assert server_properties(node("broker"), c)["min.insync.replicas"] == "3"
+
+
+def test_listener_properties_are_scoped_to_the_listener():
+    listeners = dict(LISTENERS, CLIENT=dict(LISTENERS["CLIENT"], properties={"ssl.client.auth": "required"}))
+    props = server_properties(node("broker"), cluster(listeners=listeners))
+    assert props["listener.name.client.ssl.client.auth"] == "required"
+
+
+def test_unknown_controller_listener_is_named():
+    with pytest.raises(ValueError, match="kafka_controller_listener='CTRL' is not a key of kafka_listeners"):
+        server_properties(node("broker"), cluster(controller_listener="CTRL"))
+
+
+def test_inter_broker_listener_must_be_a_broker_listener():
+    with pytest.raises(ValueError, match="kafka_inter_broker_listener='CONTROLLER'"):
+        server_properties(node("broker"), cluster(inter_broker_listener="CONTROLLER"))
+
+
+def test_listener_endpoints_and_client_properties():
+    assert listener_endpoints(CONTROLLERS[:2], LISTENERS, "CONTROLLER") == "c1.dc1:9093,c2.dc2:9093"
+    assert client_properties(LISTENERS, "CLIENT", {"client.id": "ops"}) == {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "client.id": "ops",
+    }
