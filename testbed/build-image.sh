@@ -14,7 +14,7 @@ fi
 
 # Java is baked in to save every container the same 200 MB install; the
 # kafka_install role still declares it, as it must on a real host.
-include=sudo,systemd,systemd-sysv,dbus,python3,python3-apt,iproute2,procps,ca-certificates,openjdk-17-jre-headless
+include=sudo,openssh-server,systemd,systemd-sysv,dbus,python3,python3-apt,iproute2,procps,ca-certificates,openjdk-17-jre-headless
 rootfs=$(mktemp -d /var/tmp/stretch-kafka-rootfs.XXXXXX)
 trap 'rm -rf "$rootfs"' EXIT
 

@@ -14,22 +14,28 @@ description:
   - Checks controller DC spread and majority, broker DCs and racks, node ids,
     replication factors against the broker DCs, min.insync.replicas, and the
     install source. Fails with one line per problem, each naming the host or variable.
+  - The topology (node ids, racks, roles) is read from the inventory for every
+    host of the two groups, even those left out by C(--limit). Configuration and
+    install settings are checked for the hosts in the play, from their
+    C(kafka_preflight_properties) and C(kafka_preflight_install) facts.
 options:
-  nodes:
-    description: One entry per node with C(host), C(node_id), C(rack), C(roles) and C(properties).
+  controllers:
+    description: The hosts of the controllers group.
     type: list
-    elements: dict
+    elements: str
     required: true
-  install:
-    description: Per-host install source, C({host: {src, url, checksum}}).
-    type: dict
-    default: {}
+  brokers:
+    description: The hosts of the brokers group.
+    type: list
+    elements: str
+    required: true
 """
 
 EXAMPLES = r"""
 - name: Validate the inventory
   stretch.kafka.validate_topology:
-    nodes: "{{ ansible_play_hosts_all | map('extract', hostvars, 'kafka_preflight_node') }}"
+    controllers: "{{ groups['kafka_controllers'] }}"
+    brokers: "{{ groups['kafka_brokers'] }}"
   run_once: true
 """
 
@@ -50,9 +56,24 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
-        args = self._task.args
-        nodes = args.get("nodes") or []
-        errors = topology.validate(nodes, args.get("install") or {})
+        controllers = list(self._task.args.get("controllers") or [])
+        brokers = list(self._task.args.get("brokers") or [])
+        hostvars = task_vars["hostvars"]
+        nodes, install = [], {}
+        for host in dict.fromkeys(controllers + brokers):
+            hv = hostvars[host]
+            nodes.append(
+                {
+                    "host": host,
+                    "node_id": hv.get("kafka_node_id"),
+                    "rack": hv.get("kafka_rack"),
+                    "roles": [r for r, group in (("broker", brokers), ("controller", controllers)) if host in group],
+                    "properties": hv.get("kafka_preflight_properties") or {},
+                }
+            )
+            if hv.get("kafka_preflight_install"):
+                install[host] = hv["kafka_preflight_install"]
+        errors = topology.validate(nodes, install)
         result["changed"] = False
         if errors:
             result["failed"] = True

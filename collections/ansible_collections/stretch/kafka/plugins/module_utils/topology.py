@@ -167,8 +167,8 @@ def check_replication(nodes):
         return errors
     seen = set()
     for node in nodes:
-        if not node.is_broker:
-            continue
+        if not node.is_broker or not node.properties:
+            continue  # not in this run's play (--limit): its configuration is not being changed
         for rf_key, isr_key in REPLICATION_FACTORS.items():
             rf = _as_int(node.properties.get(rf_key))
             if rf is None:

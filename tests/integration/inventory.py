@@ -1,0 +1,89 @@
+"""The cluster as an inventory describes it, read with Ansible's own inventory API.
+
+Integration tests compare what the running cluster reports with this.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from ansible.inventory.manager import InventoryManager
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar
+from ansible.vars.manager import VariableManager
+
+REPO = Path(__file__).resolve().parents[2]
+ROLE_DEFAULTS = yaml.safe_load((REPO / "roles/kafka/defaults/main.yml").read_text())
+
+
+@dataclass(frozen=True)
+class Node:
+    host: str
+    node_id: int
+    rack: str
+    roles: tuple
+    address: str
+
+
+@dataclass(frozen=True)
+class Cluster:
+    inventory: str
+    nodes: tuple
+    client_port: int
+    controller_port: int
+    client_config: dict
+
+    @property
+    def brokers(self):
+        return [n for n in self.nodes if "broker" in n.roles]
+
+    @property
+    def controllers(self):
+        return [n for n in self.nodes if "controller" in n.roles]
+
+    @property
+    def bootstrap_servers(self):
+        return ",".join(f"{n.address}:{self.client_port}" for n in self.brokers)
+
+    @property
+    def bootstrap_controllers(self):
+        return ",".join(f"{n.address}:{self.controller_port}" for n in self.controllers)
+
+
+def load(inventory=None):
+    inventory = inventory or os.environ.get("STRETCH_INVENTORY", str(REPO / "inventories/local"))
+    loader = DataLoader()
+    inv = InventoryManager(loader=loader, sources=[inventory])
+    variables = VariableManager(loader=loader, inventory=inv)
+    groups = inv.get_groups_dict()
+    nodes, settings = [], {}
+    for host in dict.fromkeys(groups.get("kafka_controllers", []) + groups.get("kafka_brokers", [])):
+        hv = dict(ROLE_DEFAULTS, **variables.get_vars(host=inv.get_host(host)))
+        templar = Templar(loader=loader, variables=hv)
+        roles = tuple(r for r, g in (("broker", "kafka_brokers"), ("controller", "kafka_controllers"))
+                      if host in groups.get(g, []))
+        nodes.append(
+            Node(
+                host=host,
+                node_id=int(hv["kafka_node_id"]),
+                rack=hv["kafka_rack"],
+                roles=roles,
+                address=templar.template(hv["kafka_advertised_host"]),
+            )
+        )
+        settings = hv
+    listeners = settings["kafka_listeners"]
+    client_listener = listeners[settings["kafka_client_listener"]]
+    client_config = {"security.protocol": client_listener["protocol"]}
+    client_config.update(client_listener.get("client_properties") or {})
+    client_config.update(settings.get("kafka_client_properties") or {})
+    return Cluster(
+        inventory=inventory,
+        nodes=tuple(nodes),
+        client_port=int(client_listener["port"]),
+        controller_port=int(listeners[settings["kafka_controller_listener"]]["port"]),
+        client_config=client_config,
+    )
