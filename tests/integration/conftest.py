@@ -13,10 +13,11 @@ def cluster():
 
 @pytest.fixture(scope="session")
 def hosts(cluster):
-    return {
-        n.host: testinfra.get_host(f"ansible://{n.host}", ansible_inventory=cluster.inventory)
-        for n in cluster.nodes
-    }
+    hosts = {}
+    for node in cluster.nodes:
+        spec, kwargs = node.testinfra_spec()
+        hosts[node.host] = testinfra.get_host(spec, **kwargs)
+    return hosts
 
 
 def wait_until(check, timeout=90, interval=2):

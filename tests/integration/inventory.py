@@ -26,6 +26,16 @@ class Node:
     rack: str
     roles: tuple
     address: str
+    ssh: dict
+
+    def testinfra_spec(self):
+        """testinfra.get_host arguments that reach this node as Ansible does."""
+        user = self.ssh.get("ansible_user")
+        target = f"{user}@{self.ssh['ansible_host']}" if user else self.ssh["ansible_host"]
+        kwargs = {"ssh_extra_args": self.ssh.get("ansible_ssh_common_args") or None}
+        if self.ssh.get("ansible_ssh_private_key_file"):
+            kwargs["ssh_identity_file"] = self.ssh["ansible_ssh_private_key_file"]
+        return f"ssh://{target}", kwargs
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,7 @@ def load(inventory=None):
     nodes, settings = [], {}
     for host in dict.fromkeys(groups.get("kafka_controllers", []) + groups.get("kafka_brokers", [])):
         hv = dict(ROLE_DEFAULTS, **variables.get_vars(host=inv.get_host(host)))
+        hv.setdefault("ansible_host", host)
         templar = Templar(loader=loader, variables=hv)
         roles = tuple(r for r, g in (("broker", "kafka_brokers"), ("controller", "kafka_controllers"))
                       if host in groups.get(g, []))
@@ -72,6 +83,12 @@ def load(inventory=None):
                 rack=hv["kafka_rack"],
                 roles=roles,
                 address=templar.template(hv["kafka_advertised_host"]),
+                ssh={
+                    key: templar.template(hv[key])
+                    for key in ("ansible_host", "ansible_user", "ansible_ssh_private_key_file",
+                                "ansible_ssh_common_args")
+                    if key in hv
+                },
             )
         )
         settings = hv

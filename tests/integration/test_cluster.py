@@ -1,0 +1,130 @@
+"""Checks the deployed cluster against the inventory: services, quorum, brokers, data path.
+
+Runs against a converged cluster (Molecule's verify step, or `make verify`).
+"""
+
+import uuid
+
+import pytest
+from ansible_collections.stretch.kafka.plugins.module_utils import health
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from .conftest import wait_until
+
+MESSAGES = 500
+
+
+def kafka_cli(host, command, *args):
+    """Run a Kafka tool on a node, connecting with the settings the playbooks use.
+
+    command is the tool and, for tools that have them, its subcommand
+    ("kafka-cluster list-endpoints"): the connection options follow it.
+    """
+    return host.run(" ".join([command, "--command-config", "/etc/kafka/client.properties", *args]))
+
+
+def test_every_node_runs_enabled_under_systemd(cluster, hosts):
+    for node in cluster.nodes:
+        service = hosts[node.host].service("kafka")
+        assert service.is_running, f"{node.host}: kafka is not running"
+        assert service.is_enabled, f"{node.host}: kafka is not enabled"
+
+
+def test_process_roles_are_separate_and_brokers_carry_their_dc(cluster, hosts):
+    for node in cluster.nodes:
+        props = dict(
+            line.split("=", 1)
+            for line in hosts[node.host].file("/etc/kafka/server.properties").content_string.splitlines()
+            if line and not line.startswith("#")
+        )
+        assert props["process.roles"] == ",".join(node.roles)
+        if "broker" in node.roles:
+            assert props["broker.rack"] == node.rack
+            assert props["replica.selector.class"] == "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+            assert props["default.replication.factor"] == "4"
+        else:
+            assert "broker.rack" not in props
+
+
+def test_every_node_belongs_to_the_same_cluster(cluster, hosts):
+    ids = {}
+    for node in cluster.nodes:
+        meta = hosts[node.host].file("/var/lib/kafka/metadata/meta.properties").content_string
+        ids[node.host] = dict(line.split("=", 1) for line in meta.splitlines() if "=" in line)["cluster.id"]
+    assert len(set(ids.values())) == 1, ids
+
+
+def test_quorum_has_a_leader_and_caught_up_voters_in_three_dcs(cluster, hosts):
+    controller = hosts[cluster.controllers[0].host]
+    voter_dcs = {n.node_id: n.rack for n in cluster.controllers}
+
+    def problems():
+        status = kafka_cli(controller, "kafka-metadata-quorum", "--bootstrap-controller",
+                           cluster.bootstrap_controllers, "describe", "--status")
+        replication = kafka_cli(controller, "kafka-metadata-quorum", "--bootstrap-controller",
+                                cluster.bootstrap_controllers, "describe", "--replication")
+        if status.rc or replication.rc:
+            return [status.stderr + replication.stderr]
+        s = health.parse_quorum_status(status.stdout)
+        r = health.parse_quorum_replication(replication.stdout)
+        return health.quorum_problems(s, r, voter_dcs, max_lag=5)
+
+    found = wait_until(lambda: not problems(), timeout=90)
+    assert found, problems()
+    assert len(set(voter_dcs.values())) == 3
+
+
+def test_every_broker_is_registered_unfenced_in_its_rack(cluster, hosts):
+    broker = hosts[cluster.brokers[0].host]
+    racks = {n.node_id: n.rack for n in cluster.brokers}
+    out = kafka_cli(broker, "kafka-cluster list-endpoints", "--bootstrap-server", cluster.bootstrap_servers,
+                    "--include-fenced-brokers")
+    assert out.rc == 0, out.stderr
+    assert health.broker_problems(health.parse_endpoints(out.stdout), racks) == []
+
+
+@pytest.fixture
+def rf4_topic(cluster):
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config})
+    name = f"verify-roundtrip-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(name, num_partitions=4, replication_factor=4)])[name].result(timeout=60)
+    yield admin, name
+    admin.delete_topics([name])[name].result(timeout=60)
+
+
+def test_round_trip_with_acks_all_on_rf4_topic_returns_every_message(cluster, rf4_topic):
+    admin, topic = rf4_topic
+    racks = {n.node_id: n.rack for n in cluster.brokers}
+    metadata = admin.list_topics(topic, timeout=30).topics[topic]
+    for partition in metadata.partitions.values():
+        assert len(partition.replicas) == 4
+        assert sorted(racks[r] for r in partition.replicas) == ["dc1", "dc1", "dc2", "dc2"]
+
+    acked, errors = [], []
+
+    def on_delivery(err, msg):
+        (errors if err else acked).append(err or msg.value())
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                         "enable.idempotence": True, **cluster.client_config})
+    sent = {f"message-{i}".encode() for i in range(MESSAGES)}
+    for value in sorted(sent):
+        producer.produce(topic, value=value, on_delivery=on_delivery)
+    assert producer.flush(60) == 0
+    assert errors == []
+    assert set(acked) == sent
+
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": f"{topic}-reader",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False, **cluster.client_config})
+    consumer.assign([TopicPartition(topic, p, 0) for p in metadata.partitions])
+    received = []
+    try:
+        wait_until(lambda: received.extend(
+            m.value() for m in consumer.consume(500, timeout=2) if not m.error()) or len(received) >= MESSAGES,
+            timeout=60, interval=0)
+    except KafkaException as exc:
+        pytest.fail(f"consume failed: {exc}")
+    finally:
+        consumer.close()
+    assert sorted(received) == sorted(sent)
