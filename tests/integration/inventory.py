@@ -74,8 +74,11 @@ def load(inventory=None):
         hv = dict(ROLE_DEFAULTS, **variables.get_vars(host=inv.get_host(host)))
         hv.setdefault("ansible_host", host)
         templar = Templar(loader=loader, variables=hv)
-        roles = tuple(r for r, g in (("broker", "kafka_brokers"), ("controller", "kafka_controllers"))
-                      if host in groups.get(g, []))
+        roles = tuple(
+            r
+            for r, g in (("broker", "kafka_brokers"), ("controller", "kafka_controllers"))
+            if host in groups.get(g, [])
+        )
         nodes.append(
             Node(
                 host=host,
@@ -85,8 +88,12 @@ def load(inventory=None):
                 address=templar.template(hv["kafka_advertised_host"]),
                 ssh={
                     key: templar.template(hv[key])
-                    for key in ("ansible_host", "ansible_user", "ansible_ssh_private_key_file",
-                                "ansible_ssh_common_args")
+                    for key in (
+                        "ansible_host",
+                        "ansible_user",
+                        "ansible_ssh_private_key_file",
+                        "ansible_ssh_common_args",
+                    )
                     if key in hv
                 },
             )

@@ -6,9 +6,10 @@ Runs against a converged cluster (Molecule's verify step, or `make verify`).
 import uuid
 
 import pytest
-from ansible_collections.stretch.kafka.plugins.module_utils import health
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from ansible_collections.stretch.kafka.plugins.module_utils import health
 
 from .conftest import wait_until
 
@@ -60,10 +61,22 @@ def test_quorum_has_a_leader_and_caught_up_voters_in_three_dcs(cluster, hosts):
     voter_dcs = {n.node_id: n.rack for n in cluster.controllers}
 
     def problems():
-        status = kafka_cli(controller, "kafka-metadata-quorum", "--bootstrap-controller",
-                           cluster.bootstrap_controllers, "describe", "--status")
-        replication = kafka_cli(controller, "kafka-metadata-quorum", "--bootstrap-controller",
-                                cluster.bootstrap_controllers, "describe", "--replication")
+        status = kafka_cli(
+            controller,
+            "kafka-metadata-quorum",
+            "--bootstrap-controller",
+            cluster.bootstrap_controllers,
+            "describe",
+            "--status",
+        )
+        replication = kafka_cli(
+            controller,
+            "kafka-metadata-quorum",
+            "--bootstrap-controller",
+            cluster.bootstrap_controllers,
+            "describe",
+            "--replication",
+        )
         if status.rc or replication.rc:
             return [status.stderr + replication.stderr]
         s = health.parse_quorum_status(status.stdout)
@@ -78,8 +91,13 @@ def test_quorum_has_a_leader_and_caught_up_voters_in_three_dcs(cluster, hosts):
 def test_every_broker_is_registered_unfenced_in_its_rack(cluster, hosts):
     broker = hosts[cluster.brokers[0].host]
     racks = {n.node_id: n.rack for n in cluster.brokers}
-    out = kafka_cli(broker, "kafka-cluster list-endpoints", "--bootstrap-server", cluster.bootstrap_servers,
-                    "--include-fenced-brokers")
+    out = kafka_cli(
+        broker,
+        "kafka-cluster list-endpoints",
+        "--bootstrap-server",
+        cluster.bootstrap_servers,
+        "--include-fenced-brokers",
+    )
     assert out.rc == 0, out.stderr
     assert health.broker_problems(health.parse_endpoints(out.stdout), racks) == []
 
@@ -106,8 +124,14 @@ def test_round_trip_with_acks_all_on_rf4_topic_returns_every_message(cluster, rf
     def on_delivery(err, msg):
         (errors if err else acked).append(err or msg.value())
 
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
-                         "enable.idempotence": True, **cluster.client_config})
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "acks": "all",
+            "enable.idempotence": True,
+            **cluster.client_config,
+        }
+    )
     sent = {f"message-{i}".encode() for i in range(MESSAGES)}
     for value in sorted(sent):
         producer.produce(topic, value=value, on_delivery=on_delivery)
@@ -115,14 +139,26 @@ def test_round_trip_with_acks_all_on_rf4_topic_returns_every_message(cluster, rf
     assert errors == []
     assert set(acked) == sent
 
-    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": f"{topic}-reader",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False, **cluster.client_config})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": f"{topic}-reader",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            **cluster.client_config,
+        }
+    )
     consumer.assign([TopicPartition(topic, p, 0) for p in metadata.partitions])
     received = []
     try:
-        wait_until(lambda: received.extend(
-            m.value() for m in consumer.consume(500, timeout=2) if not m.error()) or len(received) >= MESSAGES,
-            timeout=60, interval=0)
+        wait_until(
+            lambda: (
+                received.extend(m.value() for m in consumer.consume(500, timeout=2) if not m.error())
+                or len(received) >= MESSAGES
+            ),
+            timeout=60,
+            interval=0,
+        )
     except KafkaException as exc:
         pytest.fail(f"consume failed: {exc}")
     finally:

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from ansible_collections.stretch.kafka.plugins.module_utils import health
 
 DATA = Path(__file__).parent / "data"
@@ -19,7 +20,8 @@ def replication():
 
 def test_parse_quorum_status():
     s = status()
-    assert s["leader_id"] == 3 and s["voters"] == [1, 2, 3]
+    assert s["leader_id"] == 3
+    assert s["voters"] == [1, 2, 3]
     assert sorted(s["observers"]) == [101, 102, 201, 202]
     assert s["cluster_id"] == "lvqunxrNXZ0vlrox4vD78Q"
 
@@ -27,7 +29,9 @@ def test_parse_quorum_status():
 def test_parse_quorum_replication():
     rows = replication()
     assert [(r["node_id"], r["status"], r["lag"]) for r in rows][:3] == [
-        (3, "Leader", 0), (1, "Follower", 0), (2, "Follower", 0)
+        (3, "Leader", 0),
+        (1, "Follower", 0),
+        (2, "Follower", 0),
     ]
 
 
@@ -59,8 +63,14 @@ def test_voter_set_differing_from_inventory():
 
 def test_parse_endpoints_and_broker_problems():
     endpoints = health.parse_endpoints((DATA / "endpoints.txt").read_text())
-    assert endpoints[0] == {"id": 101, "host": "10.91.1.11", "port": 9092, "rack": "dc1", "state": "unfenced",
-                            "type": "broker"}
+    assert endpoints[0] == {
+        "id": 101,
+        "host": "10.91.1.11",
+        "port": 9092,
+        "rack": "dc1",
+        "state": "unfenced",
+        "type": "broker",
+    }
     problems = health.broker_problems(endpoints, {101: "dc1", 102: "dc2", 201: "dc2", 202: "dc2", 301: "dc1"})
     assert problems == [
         "broker 102 has rack 'dc1', the inventory says 'dc2'",
@@ -70,5 +80,5 @@ def test_parse_endpoints_and_broker_problems():
 
 
 def test_garbage_is_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a quorum status report"):
         health.parse_quorum_status("Error: timed out")

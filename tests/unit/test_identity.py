@@ -3,6 +3,7 @@
 import itertools
 
 import pytest
+
 from ansible_collections.stretch.kafka.plugins.module_utils.identity import (
     IdentityError,
     new_uuid,
@@ -34,7 +35,8 @@ def counter_uuid():
 
 def test_new_uuid_has_kafka_shape():
     value = new_uuid()
-    assert len(value) == 22 and not value.startswith("-")
+    assert len(value) == 22
+    assert not value.startswith("-")
 
 
 def test_new_uuid_rerolls_leading_dash_and_reserved_ids():

@@ -1,6 +1,7 @@
 """server.properties composition: stretch defaults, listeners by role, overrides."""
 
 import pytest
+
 from ansible_collections.stretch.kafka.plugins.module_utils.properties import (
     client_properties,
     listener_endpoints,
@@ -53,8 +54,11 @@ def test_broker_gets_rack_selector_and_stretch_defaults():
     assert props["process.roles"] == "broker"
     assert props["broker.rack"] == "dc1"
     assert props["replica.selector.class"] == "org.apache.kafka.common.replica.RackAwareReplicaSelector"
-    for key in ("default.replication.factor", "offsets.topic.replication.factor",
-                "transaction.state.log.replication.factor"):
+    for key in (
+        "default.replication.factor",
+        "offsets.topic.replication.factor",
+        "transaction.state.log.replication.factor",
+    ):
         assert props[key] == "4"
     assert props["min.insync.replicas"] == "2"
     assert props["transaction.state.log.min.isr"] == "2"

@@ -1,6 +1,7 @@
 """Inventory validation rules, one bad topology per rule, and good ones that pass."""
 
 import pytest
+
 from ansible_collections.stretch.kafka.plugins.module_utils.topology import summary, validate
 
 GOOD_PROPS = {
@@ -152,6 +153,21 @@ def test_url_install_needs_a_checksum():
     assert errors == [
         "dc1-broker0: kafka_archive_url is set but kafka_archive_checksum is empty; give the release's checksum "
         "(e.g. 'sha512:...') so a tampered download is refused"
+    ]
+
+
+def test_install_problem_is_reported_once_for_all_its_hosts():
+    install = {f"h{i}": {"url": "https://x", "checksum": ""} for i in range(6)}
+    errors = validate(cluster(), install)
+    assert len(errors) == 1
+    assert errors[0].startswith(
+        "h0, h1, h2, h3 and 2 more: kafka_archive_url is set but kafka_archive_checksum is empty"
+    )
+
+
+def test_no_install_source_at_all():
+    assert validate(cluster(), {"h": {"src": "", "url": "", "checksum": ""}}) == [
+        "h: set kafka_archive_url (with kafka_archive_checksum) or kafka_archive_src"
     ]
 
 

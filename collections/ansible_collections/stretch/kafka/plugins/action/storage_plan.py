@@ -6,6 +6,11 @@ meta.properties, so a new cluster id is generated in exactly one place.
 
 from __future__ import annotations
 
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.stretch.kafka.plugins.module_utils import identity
+
 DOCUMENTATION = r"""
 ---
 module: storage_plan
@@ -43,10 +48,6 @@ ansible_facts:
   type: dict
   returned: success
 """
-
-from ansible.plugins.action import ActionBase
-from ansible.utils.display import Display
-from ansible_collections.stretch.kafka.plugins.module_utils import identity
 
 
 class ActionModule(ActionBase):

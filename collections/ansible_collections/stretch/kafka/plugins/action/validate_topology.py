@@ -6,6 +6,10 @@ preflight tasks assembled from the inventory.
 
 from __future__ import annotations
 
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.stretch.kafka.plugins.module_utils import topology
+
 DOCUMENTATION = r"""
 ---
 module: validate_topology
@@ -45,9 +49,6 @@ topology:
   type: str
   returned: success
 """
-
-from ansible.plugins.action import ActionBase
-from ansible_collections.stretch.kafka.plugins.module_utils import topology
 
 
 class ActionModule(ActionBase):

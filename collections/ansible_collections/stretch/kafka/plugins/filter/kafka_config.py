@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
+
 from ansible_collections.stretch.kafka.plugins.module_utils import properties
 
 

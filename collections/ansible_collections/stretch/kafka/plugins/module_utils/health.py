@@ -34,7 +34,8 @@ def _table(text):
     if not lines:
         return []
     header = lines[0].split()
-    return [dict(zip(header, line.split())) for line in lines[1:]]
+    # Rows may carry fewer cells than the header (an empty last column).
+    return [dict(zip(header, line.split(), strict=False)) for line in lines[1:]]
 
 
 def parse_quorum_replication(text):
@@ -43,8 +44,12 @@ def parse_quorum_replication(text):
     if rows and "NodeId" not in rows[0]:
         raise ValueError(f"not a quorum replication report: {text[:200]!r}")
     return [
-        {"node_id": int(r["NodeId"]), "log_end_offset": int(r["LogEndOffset"]), "lag": int(r["Lag"]),
-         "status": r["Status"]}
+        {
+            "node_id": int(r["NodeId"]),
+            "log_end_offset": int(r["LogEndOffset"]),
+            "lag": int(r["Lag"]),
+            "status": r["Status"],
+        }
         for r in rows
     ]
 
@@ -53,9 +58,14 @@ def parse_endpoints(text):
     """kafka-cluster list-endpoints [--include-fenced-brokers], as a list of endpoints."""
     rows = _table(text)
     return [
-        {"id": int(r["ID"]), "host": r["HOST"], "port": int(r["PORT"]),
-         "rack": None if r.get("RACK") in (None, "null") else r["RACK"],
-         "state": r.get("STATE"), "type": r.get("ENDPOINT_TYPE")}
+        {
+            "id": int(r["ID"]),
+            "host": r["HOST"],
+            "port": int(r["PORT"]),
+            "rack": None if r.get("RACK") in (None, "null") else r["RACK"],
+            "state": r.get("STATE"),
+            "type": r.get("ENDPOINT_TYPE"),
+        }
         for r in rows
     ]
 

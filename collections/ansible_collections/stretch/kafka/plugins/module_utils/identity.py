@@ -85,10 +85,14 @@ def storage_plan(nodes, configured_cluster_id=None, all_controllers=(), uuid=new
     bootstrap = not any(n.get("meta") for n in controllers)
     directory_ids = {str(n["node_id"]): uuid() for n in controllers} if bootstrap else {}
     # Must be the same string on every controller: it is the initial voter set.
-    voters = ",".join(
-        f"{n['node_id']}@{n['endpoint']}:{directory_ids[str(n['node_id'])]}"
-        for n in sorted(controllers, key=lambda n: int(n["node_id"]))
-    ) if bootstrap else ""
+    voters = (
+        ",".join(
+            f"{n['node_id']}@{n['endpoint']}:{directory_ids[str(n['node_id'])]}"
+            for n in sorted(controllers, key=lambda n: int(n["node_id"]))
+        )
+        if bootstrap
+        else ""
+    )
 
     format_args, notes = {}, []
     for node in nodes:

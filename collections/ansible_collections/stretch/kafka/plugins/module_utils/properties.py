@@ -68,10 +68,7 @@ def server_properties(node, cluster):
         ),
         "listener.security.protocol.map": [f"{n}:{listeners[n]['protocol']}" for n in listeners],
         "listeners": [f"{n}://{listeners[n].get('bind_host', '0.0.0.0')}:{listeners[n]['port']}" for n in bound],
-        "advertised.listeners": [
-            f"{n}://{endpoint(listeners, n, node['advertised_host'])}"
-            for n in bound
-        ],
+        "advertised.listeners": [f"{n}://{endpoint(listeners, n, node['advertised_host'])}" for n in bound],
         # A DC loss must never elect a replica that missed acknowledged writes;
         # with ELR the controllers enforce both settings, so they carry them too.
         "unclean.leader.election.enable": False,

@@ -96,9 +96,7 @@ def check_racks(nodes):
         if node.rack:
             continue
         if node.is_broker:
-            errors.append(
-                f"broker {node.host} has no rack: set kafka_rack (its DC) in the group_vars of its DC group"
-            )
+            errors.append(f"broker {node.host} has no rack: set kafka_rack (its DC) in the group_vars of its DC group")
         else:
             errors.append(
                 f"controller {node.host} has no rack: set kafka_rack (its DC) so the quorum's "
@@ -201,18 +199,33 @@ def _check_min_isr(node, rf_key, rf, isr_key):
     return None
 
 
+def _hosts(hosts, shown=4):
+    hosts = sorted(hosts)
+    more = f" and {len(hosts) - shown} more" if len(hosts) > shown else ""
+    return ", ".join(hosts[:shown]) + more
+
+
 def check_install(install_by_host):
-    """An archive fetched by URL must carry a checksum; something must be installed."""
-    errors = []
-    for host, install in sorted(install_by_host.items()):
+    """An archive fetched by URL must carry a checksum; something must be installed.
+
+    The settings usually come from one group_vars file, so each problem is
+    reported once with the hosts it affects.
+    """
+    no_source, no_checksum = [], []
+    for host, install in install_by_host.items():
         src, url, checksum = (install.get(k) for k in ("src", "url", "checksum"))
         if not src and not url:
-            errors.append(f"{host}: set kafka_archive_url (with kafka_archive_checksum) or kafka_archive_src")
+            no_source.append(host)
         elif url and not src and not checksum:
-            errors.append(
-                f"{host}: kafka_archive_url is set but kafka_archive_checksum is empty; "
-                "give the release's checksum (e.g. 'sha512:...') so a tampered download is refused"
-            )
+            no_checksum.append(host)
+    errors = []
+    if no_source:
+        errors.append(f"{_hosts(no_source)}: set kafka_archive_url (with kafka_archive_checksum) or kafka_archive_src")
+    if no_checksum:
+        errors.append(
+            f"{_hosts(no_checksum)}: kafka_archive_url is set but kafka_archive_checksum is empty; "
+            "give the release's checksum (e.g. 'sha512:...') so a tampered download is refused"
+        )
     return errors
 
 
@@ -234,10 +247,11 @@ def summary(node_dicts):
     nodes = [Node.from_dict(d) for d in node_dicts]
     voters = Counter(n.rack for n in nodes if n.is_controller)
     brokers = Counter(n.rack for n in nodes if n.is_broker)
-    split = "-".join(str(voters[dc]) for dc in sorted(voters))
+    order = sorted(voters, key=lambda dc: (-voters[dc], dc))
+    split = "-".join(str(voters[dc]) for dc in order)
     return (
         f"{sum(voters.values())} controller voters over {len(voters)} DCs ({split}: "
-        + ", ".join(f"{dc}={n}" for dc, n in sorted(voters.items()))
+        + ", ".join(f"{dc}={voters[dc]}" for dc in order)
         + f"); {sum(brokers.values())} brokers in "
         + ", ".join(f"{dc}={n}" for dc, n in sorted(brokers.items()))
     )

@@ -1,0 +1,54 @@
+# The two commands in the README:
+#   make demo   set up this machine, bring up the local 2.5-DC cluster, show it
+#   make test   lint, unit and preflight tests, and `molecule test` of the full topology
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+export PATH := $(CURDIR)/.venv/bin:$(PATH)
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+LOCAL := -i inventories/local
+
+.PHONY: demo test setup up converge status verify down lint unit molecule bench
+
+demo: setup up converge
+
+test: setup lint unit molecule
+
+# OS packages, podman settings, the virtualenv, the Kafka archive and the node image.
+setup:
+	testbed/setup-host.sh
+	testbed/build-kafka-archive.sh
+	testbed/build-image.sh
+
+up:
+	ansible-playbook $(LOCAL) testbed/up.yml
+
+# site.yml ends by waiting for the cluster and printing its nodes, DCs and quorum.
+converge:
+	ansible-playbook $(LOCAL) playbooks/site.yml
+
+status:
+	ansible-playbook $(LOCAL) playbooks/status.yml
+
+# The integration checks against the running testbed (Molecule's verify step).
+verify:
+	python -m pytest -p no:cacheprovider -q tests/integration
+
+down:
+	ansible-playbook $(LOCAL) testbed/down.yml
+
+lint:
+	yamllint --strict .
+	ansible-lint --profile production
+	ruff check .
+	ruff format --check .
+
+unit:
+	python -m pytest -p no:cacheprovider -q tests/unit tests/preflight
+
+molecule:
+	molecule test
+
+# Prints converge and molecule wall times, the idempotence changed count and
+# the testbed's peak memory. Recreates the testbed.
+bench: setup
+	python scripts/bench.py
