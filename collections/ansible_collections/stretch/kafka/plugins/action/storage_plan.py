@@ -38,7 +38,9 @@ options:
 EXAMPLES = r"""
 - name: Plan storage formatting
   stretch.kafka.storage_plan:
-    nodes: "{{ ansible_play_hosts_all | map('extract', hostvars, 'kafka_storage_report') }}"
+    nodes: "{{ ansible_play_hosts | map('extract', hostvars, 'kafka_storage_report') }}"
+    controllers: "{{ groups['kafka_controllers'] }}"
+    cluster_id: "{{ kafka_cluster_id }}"
   run_once: true
 """
 

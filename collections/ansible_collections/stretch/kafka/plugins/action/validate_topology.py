@@ -1,7 +1,7 @@
 """Action plugin: validate the stretch-cluster inventory on the controller.
 
-It never connects to a host: it only reads the per-node summaries that the
-preflight tasks assembled from the inventory.
+It never connects to a host: it reads node ids, racks and group membership
+from the inventory, and the configuration the preflight tasks composed.
 """
 
 from __future__ import annotations
