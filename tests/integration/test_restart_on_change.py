@@ -1,0 +1,58 @@
+"""A configuration change restarts only the node whose configuration changed.
+
+Converges once with a host-level override for one broker (an inventory
+source layered over the cluster's), then once without it. Each node's start
+time tells which nodes restarted. Leaves the cluster as it found it.
+"""
+
+import os
+import subprocess
+import sys
+
+import yaml
+
+from .inventory import REPO
+
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+
+
+def start_times(cluster, hosts):
+    return {
+        n.host: hosts[n.host].check_output("systemctl show kafka -p ExecMainStartTimestampMonotonic --value")
+        for n in cluster.nodes
+    }
+
+
+def converge(cluster, *extra_inventories):
+    sources = [arg for inv in (cluster.inventory, *extra_inventories) for arg in ("-i", str(inv))]
+    proc = subprocess.run(
+        [ANSIBLE_PLAYBOOK, *sources, "playbooks/site.yml"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1"),
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_changed_configuration_restarts_only_that_node(cluster, hosts, tmp_path):
+    target = str(cluster.brokers[-1].host)
+    overlay = tmp_path / "overlay.yml"
+    overlay.write_text(
+        yaml.safe_dump({"all": {"hosts": {target: {"kafka_broker_properties": {"num.network.threads": 5}}}}})
+    )
+    before = start_times(cluster, hosts)
+
+    converge(cluster, overlay)
+    changed = start_times(cluster, hosts)
+    assert "num.network.threads=5" in hosts[target].file("/etc/kafka/server.properties").content_string
+    assert [h for h in before if before[h] != changed[h]] == [target]
+
+    converge(cluster)
+    restored = start_times(cluster, hosts)
+    assert "num.network.threads" not in hosts[target].file("/etc/kafka/server.properties").content_string
+    assert [h for h in changed if changed[h] != restored[h]] == [target]
+    check = hosts[target].check_output("/usr/local/sbin/kafka-restart-pending")
+    assert check == "current"
