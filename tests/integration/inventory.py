@@ -15,6 +15,8 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar
 from ansible.vars.manager import VariableManager
 
+from ansible_collections.stretch.kafka.plugins.module_utils.properties import client_properties
+
 REPO = Path(__file__).resolve().parents[2]
 ROLE_DEFAULTS = yaml.safe_load((REPO / "roles/kafka/defaults/main.yml").read_text())
 
@@ -101,9 +103,10 @@ def load(inventory=None):
         settings = hv
     listeners = settings["kafka_listeners"]
     client_listener = listeners[settings["kafka_client_listener"]]
-    client_config = {"security.protocol": client_listener["protocol"]}
-    client_config.update(client_listener.get("client_properties") or {})
-    client_config.update(settings.get("kafka_client_properties") or {})
+    # The same settings the role renders into /etc/kafka/client.properties.
+    client_config = client_properties(
+        listeners, settings["kafka_client_listener"], settings.get("kafka_client_properties")
+    )
     return Cluster(
         inventory=inventory,
         nodes=tuple(nodes),
