@@ -1,0 +1,191 @@
+"""DC-aware replica placement for a two-DC stretch cluster.
+
+Every partition's replica list satisfies three rules:
+
+1. at least two replicas in each broker DC;
+2. the replicas of one DC stand together, leader's DC first, so the first two
+   replicas (the preferred leader and the next in line) share a DC and
+   leadership stays in that DC when the leader's broker goes down;
+3. preferred leaders are spread evenly: over the DCs (a difference of at most
+   one, or exactly proportional to the given weights) and over the brokers of
+   each DC (a difference of at most one). When the DCs have as many brokers
+   each, or the weights follow the broker counts, that also makes the spread
+   over all brokers at most one.
+
+Example, brokers A1, A2 (DC A) and B1, B2 (DC B), RF 4, 4 partitions:
+    p0 [A1, A2, B1, B2]   p1 [B1, B2, A1, A2]
+    p2 [A2, A1, B2, B1]   p3 [B2, B1, A2, A1]
+
+The placement is deterministic. Given a current assignment it keeps every
+partition that already has a list of the ideal placement, and gives the
+others the free ideal lists that overlap their replicas most, so growing the
+partition count moves nothing and adding brokers moves few replicas.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+
+MIN_PER_DC = 2
+
+
+class PlacementError(ValueError):
+    pass
+
+
+def _dc_of(brokers_by_dc):
+    return {b: dc for dc, brokers in brokers_by_dc.items() for b in brokers}
+
+
+def check_shape(brokers_by_dc, rf):
+    """Raise PlacementError saying why no placement can satisfy the rules."""
+    if len(brokers_by_dc) != 2:
+        raise PlacementError(f"placement needs exactly 2 broker DCs, got {len(brokers_by_dc)}: {sorted(brokers_by_dc)}")
+    seen = Counter(b for brokers in brokers_by_dc.values() for b in brokers)
+    dupes = sorted(b for b, n in seen.items() if n > 1)
+    if dupes:
+        raise PlacementError(f"brokers listed more than once: {dupes}")
+    for dc, brokers in sorted(brokers_by_dc.items()):
+        if len(brokers) < MIN_PER_DC:
+            raise PlacementError(f"DC {dc} has {len(brokers)} broker(s); each DC needs at least {MIN_PER_DC}")
+    total = sum(len(b) for b in brokers_by_dc.values())
+    if rf < 2 * MIN_PER_DC:
+        raise PlacementError(
+            f"replication factor {rf} cannot put {MIN_PER_DC} replicas in each of 2 DCs; use at least 4"
+        )
+    if rf > total:
+        raise PlacementError(f"replication factor {rf} is larger than the {total} brokers")
+
+
+def split(rf, leader_size, other_size):
+    """Replicas in the leader's DC and in the other DC: as even as the DC sizes allow."""
+    low, high = max(MIN_PER_DC, rf - other_size), min(leader_size, rf - MIN_PER_DC)
+    if low > high:
+        raise PlacementError(f"RF {rf} cannot be split over DCs of {leader_size} and {other_size} brokers")
+    return min(max(math.ceil(rf / 2), low), high)
+
+
+def leader_dc_sequence(dcs, partitions, weights=None):
+    """The leader's DC for each partition: round robin, or proportional to weights.
+
+    Uses the largest-remainder method on every prefix, so each prefix of
+    partitions is as close to the target proportion as whole numbers allow.
+    """
+    weights = weights or {dc: 1 for dc in dcs}
+    missing = [dc for dc in dcs if weights.get(dc, 0) <= 0]
+    if missing:
+        raise PlacementError(f"leader weights must be positive for every broker DC; missing or zero: {missing}")
+    total = sum(weights[dc] for dc in dcs)
+    counts = dict.fromkeys(dcs, 0)
+    order = []
+    for p in range(partitions):
+        # The DC furthest below its exact share of p + 1 leaders goes next.
+        dc = max(dcs, key=lambda d: ((p + 1) * weights[d] / total - counts[d], -dcs.index(d)))
+        counts[dc] += 1
+        order.append(dc)
+    return order
+
+
+def ideal(brokers_by_dc, rf, partitions, weights=None):
+    """The ideal assignment for the shape: a list of replica lists, one per partition."""
+    check_shape(brokers_by_dc, rf)
+    dcs = sorted(brokers_by_dc)
+    brokers = {dc: sorted(brokers_by_dc[dc]) for dc in dcs}
+    as_leader = dict.fromkeys(dcs, 0)  # partitions led from each DC so far
+    as_follower = dict.fromkeys(dcs, 0)  # partitions each DC followed so far
+    assignment = []
+    for leader_dc in leader_dc_sequence(dcs, partitions, weights):
+        other_dc = dcs[1 - dcs.index(leader_dc)]
+        lead, follow = brokers[leader_dc], brokers[other_dc]
+        x = split(rf, len(lead), len(follow))
+        i, j = as_leader[leader_dc], as_follower[other_dc]
+        # Rotating the start within each DC spreads the leaders, and with
+        # them the next in line, evenly over the DC's brokers.
+        replicas = [lead[(i + k) % len(lead)] for k in range(x)]
+        replicas += [follow[(j + k) % len(follow)] for k in range(rf - x)]
+        as_leader[leader_dc] += 1
+        as_follower[other_dc] += 1
+        assignment.append(replicas)
+    return assignment
+
+
+def place(brokers_by_dc, rf, partitions, current=None, weights=None):
+    """Assignment for partitions 0..partitions-1, moving as little of current as it can.
+
+    current: {partition: [replicas]} of an existing topic, or None.
+    Returns {partition: [replicas]}.
+    """
+    current = {int(p): list(r) for p, r in (current or {}).items()}
+    if current and max(current) >= partitions:
+        raise PlacementError(
+            f"the topic has {max(current) + 1} partitions; their number cannot go down to {partitions}"
+        )
+    free = defaultdict(list)  # replica set -> (ideal position, list) not yet taken
+    for index, replicas in enumerate(ideal(brokers_by_dc, rf, partitions, weights)):
+        free[frozenset(replicas)].append((index, replicas))
+
+    def take(key, replicas=None):
+        entries = free[key]
+        chosen = next((e for e in entries if e[1] == replicas), entries[0])
+        entries.remove(chosen)
+        if not entries:
+            del free[key]
+        return chosen[1]
+
+    result = {}
+    # The partitions whose replica set is already ideal keep it: no data moves.
+    for p in sorted(current):
+        key = frozenset(current[p])
+        if key in free:
+            result[p] = take(key, current[p])
+    # The others take the free ideal lists they share most replicas with,
+    # best overlaps first across all partitions.
+    for level in range(rf - 1, -1, -1):
+        for p in sorted(set(current) - set(result)):
+            have = set(current[p])
+            match = [k for k in free if len(k & have) == level]
+            if match:
+                result[p] = take(min(match, key=lambda k: free[k][0][0]))
+    # New partitions take what is left, in the ideal order.
+    leftovers = sorted(entry for entries in free.values() for entry in entries)
+    for p, (_, replicas) in zip(sorted(set(range(partitions)) - set(result)), leftovers, strict=True):
+        result[p] = replicas
+    fresh = dict(enumerate(ideal(brokers_by_dc, rf, partitions, weights)))
+    return fresh if moved_replicas(current, fresh) < moved_replicas(current, result) else result
+
+
+def violations(assignment, brokers_by_dc, weights=None):
+    """Which of the three rules an assignment ({partition: replicas}) breaks, as messages."""
+    dc_of = _dc_of(brokers_by_dc)
+    dcs = sorted(brokers_by_dc)
+    problems = []
+    for p, replicas in sorted(assignment.items()):
+        per_dc = Counter(dc_of[b] for b in replicas)
+        short = [dc for dc in dcs if per_dc[dc] < MIN_PER_DC]
+        if short:
+            problems.append(f"partition {p}: fewer than {MIN_PER_DC} replicas in {', '.join(short)} ({replicas})")
+        blocks = [dc_of[b] for i, b in enumerate(replicas) if i == 0 or dc_of[b] != dc_of[replicas[i - 1]]]
+        if len(blocks) != len(set(blocks)):
+            problems.append(f"partition {p}: the replicas of a DC do not stand together ({replicas})")
+    leaders = Counter(replicas[0] for replicas in assignment.values())
+    by_dc = Counter(dc_of[b] for b in leaders.elements())
+    n = len(assignment)
+    if weights:
+        total = sum(weights[dc] for dc in dcs)
+        for dc in dcs:
+            share = n * weights[dc] / total
+            if not math.floor(share) <= by_dc[dc] <= math.ceil(share):
+                problems.append(f"DC {dc} leads {by_dc[dc]} partitions, its weighted share is {share:.2f}")
+    elif n and max(by_dc[dc] for dc in dcs) - min(by_dc[dc] for dc in dcs) > 1:
+        problems.append(f"preferred leaders per DC differ by more than 1: {dict(sorted(by_dc.items()))}")
+    for dc in dcs:
+        counts = [leaders[b] for b in brokers_by_dc[dc]]
+        if max(counts) - min(counts) > 1:
+            problems.append(f"preferred leaders per broker in DC {dc} differ by more than 1: {counts}")
+    return problems
+
+
+def moved_replicas(current, target):
+    """Replicas that must be copied to a new broker to go from current to target."""
+    return sum(len(set(target[p]) - set(current.get(p, target[p]))) for p in target)

@@ -1,0 +1,160 @@
+"""DC-aware placement: the three rules, determinism and minimal movement, over random shapes."""
+
+import re
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.stretch.kafka.plugins.module_utils.placement import (
+    PlacementError,
+    ideal,
+    moved_replicas,
+    place,
+    violations,
+)
+
+
+def brokers(n_a, n_b, names=("east", "west")):
+    return {names[0]: [100 + i for i in range(n_a)], names[1]: [200 + i for i in range(n_b)]}
+
+
+def feasible(n_a, n_b, rf):
+    return 4 <= rf <= n_a + n_b and rf - 2 <= max(n_a, n_b) and n_a >= 2 and n_b >= 2
+
+
+shapes = st.tuples(st.integers(2, 8), st.integers(2, 8), st.integers(4, 8), st.integers(1, 300)).filter(
+    lambda s: feasible(*s[:3])
+)
+
+
+def test_the_documented_example():
+    b = {"A": ["A1", "A2"], "B": ["B1", "B2"]}
+    assert place(b, 4, 4) == {
+        0: ["A1", "A2", "B1", "B2"],
+        1: ["B1", "B2", "A1", "A2"],
+        2: ["A2", "A1", "B2", "B1"],
+        3: ["B2", "B1", "A2", "A1"],
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(shapes)
+def test_every_shape_satisfies_the_three_rules(shape):
+    n_a, n_b, rf, partitions = shape
+    b = brokers(n_a, n_b)
+    assignment = place(b, rf, partitions)
+    assert sorted(assignment) == list(range(partitions))
+    assert all(len(set(r)) == rf for r in assignment.values())
+    assert violations(assignment, b) == []
+    if n_a == n_b:
+        leaders = [sum(1 for r in assignment.values() if r[0] == x) for x in b["east"] + b["west"]]
+        assert max(leaders) - min(leaders) <= 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(shapes)
+def test_weights_following_broker_counts_spread_leaders_over_all_brokers(shape):
+    n_a, n_b, rf, partitions = shape
+    b = brokers(n_a, n_b)
+    weights = {"east": n_a, "west": n_b}
+    assignment = place(b, rf, partitions, weights=weights)
+    assert violations(assignment, b, weights=weights) == []
+    leaders = [sum(1 for r in assignment.values() if r[0] == x) for x in b["east"] + b["west"]]
+    assert max(leaders) - min(leaders) <= 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(shapes, st.randoms())
+def test_placement_is_deterministic_whatever_the_input_order(shape, rnd):
+    n_a, n_b, rf, partitions = shape
+    b = brokers(n_a, n_b)
+    shuffled = {dc: rnd.sample(ids, len(ids)) for dc, ids in reversed(list(b.items()))}
+    assert place(b, rf, partitions) == place(shuffled, rf, partitions)
+
+
+@settings(max_examples=150, deadline=None)
+@given(shapes, st.integers(1, 100))
+def test_growing_the_partition_count_moves_nothing(shape, extra):
+    n_a, n_b, rf, partitions = shape
+    b = brokers(n_a, n_b)
+    before = place(b, rf, partitions)
+    after = place(b, rf, partitions + extra, current=before)
+    assert {p: after[p] for p in before} == before
+    assert violations(after, b) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(shapes, st.sampled_from(["east", "west"]))
+def test_adding_a_broker_moves_few_replicas(shape, dc):
+    n_a, n_b, rf, partitions = shape
+    assume((n_a if dc == "east" else n_b) < 8)
+    b = brokers(n_a, n_b)
+    before = place(b, rf, partitions)
+    grown = {k: [*v, max(v) + 1] if k == dc else v for k, v in b.items()}
+    after = place(grown, rf, partitions, current=before)
+    assert violations(after, grown) == []
+    moved = moved_replicas(before, after)
+    # Every replica the new broker holds must be copied to it; and reusing the
+    # current lists must never move more than laying the topic out afresh.
+    new_broker_replicas = sum(1 for r in after.values() if max(grown[dc]) in r)
+    assert moved >= new_broker_replicas
+    assert moved <= moved_replicas(before, dict(enumerate(ideal(grown, rf, partitions))))
+
+
+def test_ten_thousand_partitions():
+    b = brokers(4, 4)
+    assignment = place(b, 4, 10_000)
+    assert violations(assignment, b) == []
+
+
+def kafka_striped(b, rf, partitions):
+    """Kafka's own rack-alternating placement: A, B, A, B, ..."""
+    east, west = b["east"], b["west"]
+    out = {}
+    for p in range(partitions):
+        first, second = (east, west) if p % 2 == 0 else (west, east)
+        out[p] = [
+            (first if k % 2 == 0 else second)[(p // 2 + k // 2) % len(first if k % 2 == 0 else second)]
+            for k in range(rf)
+        ]
+    return out
+
+
+def test_kafkas_alternating_placement_fails_rule_two():
+    b = brokers(2, 2)
+    striped = kafka_striped(b, 4, 4)
+    assert striped[0] == [100, 200, 101, 201]
+    problems = violations(striped, b)
+    assert any("do not stand together" in p for p in problems)
+
+
+@pytest.mark.parametrize(
+    ("shape", "rf", "message"),
+    [
+        ((1, 3), 4, "DC east has 1 broker(s); each DC needs at least 2"),
+        ((2, 2), 3, "replication factor 3 cannot put 2 replicas in each of 2 DCs"),
+        ((2, 2), 5, "replication factor 5 is larger than the 4 brokers"),
+    ],
+)
+def test_impossible_shapes_say_why(shape, rf, message):
+    with pytest.raises(PlacementError, match=re.escape(message)):
+        place(brokers(*shape), rf, 4)
+
+
+def test_three_dcs_are_refused():
+    with pytest.raises(PlacementError, match="exactly 2 broker DCs"):
+        place({"a": [1, 2], "b": [3, 4], "c": [5, 6]}, 4, 1)
+
+
+def test_partition_decrease_is_refused():
+    b = brokers(2, 2)
+    with pytest.raises(PlacementError, match="cannot go down to 2"):
+        place(b, 4, 2, current=place(b, 4, 4))
+
+
+def test_violations_name_the_partition():
+    b = brokers(2, 2)
+    assert violations({0: [100, 101, 102, 200]} | {1: [200, 201, 100, 101]}, {**b, "east": [100, 101, 102]}) == [
+        "partition 0: fewer than 2 replicas in west ([100, 101, 102, 200])"
+    ]
