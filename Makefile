@@ -1,5 +1,5 @@
 # The two commands in the README:
-#   make demo   set up this machine, bring up the local 2.5-DC cluster, show it
+#   make demo   set up this machine, bring up the local 2.5-DC cluster, show it, smoke-test it
 #   make test   lint, unit and preflight tests, and `molecule test` of the full topology
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -7,9 +7,9 @@ export PATH := $(CURDIR)/.venv/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 LOCAL := -i inventories/local
 
-.PHONY: demo test setup up converge status verify down lint unit molecule bench
+.PHONY: demo test setup up converge status smoke verify down lint unit molecule bench
 
-demo: setup up converge
+demo: setup up converge smoke
 
 test: setup lint unit molecule
 
@@ -17,6 +17,7 @@ test: setup lint unit molecule
 setup:
 	testbed/setup-host.sh
 	testbed/build-kafka-archive.sh
+	testbed/fetch-jars.sh
 	testbed/build-image.sh
 
 up:
@@ -28,6 +29,11 @@ converge:
 
 status:
 	ansible-playbook $(LOCAL) playbooks/status.yml
+
+# Produce, read back with PySpark as each DC and once without client.rack,
+# and prove locality from the brokers' byte counters (reports/smoke.json).
+smoke:
+	ansible-playbook $(LOCAL) playbooks/smoke-test.yml
 
 # The integration checks against the running testbed (Molecule's verify step).
 verify:

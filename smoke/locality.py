@@ -1,0 +1,49 @@
+"""Bytes each broker served to consumers, from its Prometheus JMX exporter, and the locality ratio."""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+
+# kafka.server:type=BrokerTopicMetrics,name=BytesOutPerSec,topic=T counts the
+# bytes a broker sent to consumers of T (fetches by follower replicas are
+# counted apart, as ReplicationBytesOutPerSec).
+METRIC = "kafka_server_brokertopicmetrics_bytesout_total"
+LINE = re.compile(r"^(?P<name>[a-z_]+)\{(?P<labels>[^}]*)\}\s+(?P<value>[0-9.eE+-]+)")
+
+
+def bytes_out(text, topic):
+    """The BytesOut counter for topic in an exporter's /metrics text (0 if the broker never served it)."""
+    for line in text.splitlines():
+        match = LINE.match(line)
+        if not match or match["name"] != METRIC:
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', match["labels"]))
+        if labels.get("topic") == topic:
+            return float(match["value"])
+    return 0.0
+
+
+def scrape(brokers, topic, port, timeout=10):
+    """{broker id: BytesOut counter} for each broker ({id: host})."""
+    out = {}
+    for broker_id, host in brokers.items():
+        with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=timeout) as response:
+            out[broker_id] = bytes_out(response.read().decode(), topic)
+    return out
+
+
+def locality(before, after, racks, dc):
+    """Bytes served per broker between two scrapes, and the share served from dc's brokers."""
+    served = {b: after[b] - before.get(b, 0.0) for b in after}
+    total = sum(served.values())
+    local = sum(v for b, v in served.items() if racks[b] == dc) if dc else None
+    by_dc = {}
+    for b, v in served.items():
+        by_dc[racks[b]] = by_dc.get(racks[b], 0.0) + v
+    return {
+        "bytes_by_broker": {str(b): int(v) for b, v in sorted(served.items())},
+        "bytes_by_dc": {d: int(v) for d, v in sorted(by_dc.items())},
+        "bytes_total": int(total),
+        "locality_ratio": (local / total) if (dc and total) else None,
+    }

@@ -1,0 +1,131 @@
+"""The smoke test's logic: record format, validation, locality, checks and verdicts."""
+
+import base64
+import hashlib
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from smoke import checks, locality, records
+from smoke.__main__ import problems
+
+METRICS = """# HELP kafka_server_brokertopicmetrics_bytesout_total Bytes out
+# TYPE kafka_server_brokertopicmetrics_bytesout_total counter
+kafka_server_brokertopicmetrics_bytesout_total{topic="smoke"} 2048.0
+kafka_server_brokertopicmetrics_bytesout_total{topic="other"} 99.0
+kafka_server_brokertopicmetrics_replicationbytesout_total 5.0
+"""
+
+
+def test_record_carries_a_checksum_of_its_payload():
+    value = json.loads(records.encode("run1", 3, 7, 100))
+    data = base64.b64decode(value["data"])
+    assert len(data) == 100
+    assert (value["run"], value["p"], value["seq"]) == ("run1", 3, 7)
+    assert hashlib.sha256(data).hexdigest() == value["sha256"]
+    assert records.payload("run1", 3, 7, 100) == data
+    assert records.payload("run1", 3, 8, 100) != data
+
+
+def seen(count, own=None, distinct=None, corrupt=0):
+    own = count if own is None else own
+    return {"count": count, "own": own, "distinct": own if distinct is None else distinct, "corrupt": corrupt}
+
+
+def test_validation_of_a_complete_read():
+    v = records.validation({"0": 10, "1": 10}, {"0": seen(10), "1": seen(10)})
+    assert v["ok"] is True
+    assert (v["expected"], v["read"]) == (20, 20)
+
+
+@pytest.mark.parametrize(
+    ("observed", "field", "n"),
+    [
+        ({"0": seen(10), "1": seen(8)}, "missing", 2),
+        ({"0": seen(10), "1": seen(12, distinct=10)}, "duplicate", 2),
+        ({"0": seen(10), "1": seen(10, corrupt=1)}, "corrupt", 1),
+        ({"0": seen(10), "1": seen(11, own=10)}, "foreign", 1),
+        ({"0": seen(10)}, "missing", 10),
+    ],
+)
+def test_validation_finds_each_kind_of_problem(observed, field, n):
+    v = records.validation({"0": 10, "1": 10}, observed)
+    assert v["ok"] is False
+    assert v[field] == n
+
+
+def test_bytes_out_reads_the_topic_counter():
+    assert locality.bytes_out(METRICS, "smoke") == 2048.0
+    assert locality.bytes_out(METRICS, "absent") == 0.0
+
+
+def test_locality_ratio_from_two_scrapes():
+    racks = {101: "dc1", 102: "dc1", 201: "dc2"}
+    result = locality.locality({101: 100, 102: 0, 201: 50}, {101: 1100, 102: 980, 201: 70}, racks, "dc1")
+    assert result["bytes_by_broker"] == {"101": 1000, "102": 980, "201": 20}
+    assert result["bytes_by_dc"] == {"dc1": 1980, "dc2": 20}
+    assert result["locality_ratio"] == pytest.approx(0.99)
+    assert locality.locality({}, {101: 1, 201: 1}, racks, None)["locality_ratio"] is None
+
+
+def args(**kw):
+    return SimpleNamespace(threshold=0.99, control_band=(0.25, 0.75), **kw)
+
+
+def read(dc, by_dc, ratio=None, ok=True):
+    total = sum(by_dc.values())
+    return {
+        "dc": dc,
+        "control": dc is None,
+        "bytes_by_dc": by_dc,
+        "bytes_total": total,
+        "locality_ratio": ratio,
+        "validation": {"ok": ok, "missing": 0, "duplicate": 0, "corrupt": 0, "foreign": 0, "expected": 1},
+    }
+
+
+def test_verdicts():
+    assert problems(read("dc1", {"dc1": 995, "dc2": 5}, 0.995), args()) == []
+    assert "below the threshold" in problems(read("dc1", {"dc1": 500, "dc2": 500}, 0.5), args())[0]
+    assert problems(read(None, {"dc1": 480, "dc2": 520}), args()) == []
+    assert "control read is not split" in problems(read(None, {"dc1": 1000, "dc2": 0}), args())[0]
+    assert "measurement saw nothing" in problems(read("dc1", {}, None), args())[0]
+    assert "missing" in problems(read("dc1", {"dc1": 1}, 1.0, ok=False), args())[0]
+
+
+@pytest.mark.parametrize(
+    ("master", "message"),
+    [
+        ("spark://127.0.0.1:1", "cannot be reached at 127.0.0.1:1"),
+        ("k8s://https://127.0.0.1:1", "cannot be reached at 127.0.0.1:1"),
+        ("spark://nohost", "has no host:port"),
+    ],
+)
+def test_unreachable_spark_master_is_named(master, message):
+    with pytest.raises(checks.SmokeError, match=message):
+        checks.check_spark_master(master, timeout=1)
+
+
+def test_local_master_needs_nothing():
+    checks.check_spark_master("local[2]")
+
+
+def test_yarn_needs_its_configuration(monkeypatch):
+    monkeypatch.delenv("HADOOP_CONF_DIR", raising=False)
+    monkeypatch.delenv("YARN_CONF_DIR", raising=False)
+    with pytest.raises(checks.SmokeError, match="HADOOP_CONF_DIR"):
+        checks.check_spark_master("yarn")
+
+
+def test_dc_must_match_a_broker_rack():
+    brokers = {101: ("h1", "dc1"), 201: ("h2", "dc2")}
+    checks.check_dcs(["dc1", "dc2"], brokers)
+    with pytest.raises(checks.SmokeError, match="DC 'DC1' matches no broker rack .*dc1, dc2"):
+        checks.check_dcs(["DC1"], brokers)
+
+
+@pytest.mark.parametrize("bootstrap", ["", "nohostport", "127.0.0.1:1"])
+def test_bad_bootstrap_is_refused(bootstrap):
+    with pytest.raises(checks.SmokeError):
+        checks.check_bootstrap(bootstrap, timeout=1)
