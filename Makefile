@@ -54,7 +54,7 @@ unit:
 molecule:
 	molecule test
 
-# Prints converge and molecule wall times, the idempotence changed count and
-# the testbed's peak memory. Recreates the testbed.
+# Prints converge, smoke-test and molecule wall times, the idempotence changed count,
+# the smoke test's locality and step times, and the testbed's peak memory. Recreates the testbed.
 bench: setup
 	python scripts/bench.py

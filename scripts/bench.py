@@ -1,4 +1,4 @@
-"""Benchmark of the local testbed: converge and Molecule wall times, idempotence, peak memory.
+"""Benchmark of the local testbed: converge, smoke test and Molecule wall times, idempotence, peak memory.
 
 Run with `make bench`. It recreates the testbed, so it takes about as long as
 two `make demo` runs plus one `make test`'s Molecule stage. Figures go to
@@ -74,6 +74,22 @@ def changed_count(output):
     return sum(int(changed) for _, changed, _, _ in recap)
 
 
+def smoke_figures(report):
+    """Locality, throughput and step times of each read in the smoke test's report."""
+    out = {
+        "checks_seconds": report["timings"]["checks_seconds"],
+        "produce_seconds": report["timings"]["produce_seconds"],
+    }
+    for read in report["reads"]:
+        name = f"read_{read['dc']}" if read["dc"] else "read_control"
+        out[f"{name}_locality"] = read["locality_ratio"] if read["dc"] else read.get("share_by_dc")
+        out[f"{name}_records_per_second"] = read["records_per_second"]
+        out[f"{name}_mb_per_second"] = read["mb_per_second"]
+        for key, value in read["timings"].items():
+            out[f"{name}_{key}"] = value
+    return out
+
+
 def main():
     (REPO / "reports").mkdir(exist_ok=True)
     figures = {}
@@ -88,6 +104,8 @@ def main():
         figures["second_converge_changed"] = changed_count(
             timed("second_converge", ["ansible-playbook", *LOCAL, "playbooks/site.yml"], figures)
         )
+        timed("smoke_test", ["ansible-playbook", *LOCAL, "playbooks/smoke-test.yml"], figures)
+        figures["smoke"] = smoke_figures(json.loads((REPO / "reports" / "smoke.json").read_text()))
         sampler.sample()
         figures["testbed_peak_memory_mib"] = round(sampler.peak_total / 2**20)
         figures["testbed_peak_memory_by_node_mib"] = {
