@@ -12,6 +12,7 @@ an even split (which would mean the measurement cannot tell).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from . import checks, locality, produce, records
 from .checks import SmokeError
+from .netcount import NetworkCounters
 
 JOB = Path(__file__).resolve().parent / "job.py"
 
@@ -46,6 +48,17 @@ def parse_args(argv=None):
     p.add_argument("--jars", default="", help="spark-sql-kafka jars: a directory or a comma-separated list")
     p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--metrics-port", type=int, default=7071, help="the brokers' Prometheus JMX exporter port")
+    p.add_argument(
+        "--network-counters",
+        action="store_true",
+        help="also count, with nftables, the bytes each broker sends to this host (needs root)",
+    )
+    p.add_argument(
+        "--agreement",
+        type=float,
+        default=0.05,
+        help="largest difference allowed between the brokers' and the network's locality",
+    )
     p.add_argument("--records-per-partition", type=int, default=2000)
     p.add_argument("--record-bytes", type=int, default=1024)
     p.add_argument("--threshold", type=float, default=0.99, help="least locality a DC read must show")
@@ -124,15 +137,20 @@ def run(args):
     expected = {p: v["expected"] for p, v in manifest["partitions"].items()}
 
     report["reads"], ok = [], True
-    with tempfile.TemporaryDirectory(prefix="kafka-smoke-") as workdir:
+    port = args.bootstrap_servers.split(",")[0].rsplit(":", 1)[1]
+    network = NetworkCounters(hosts, port) if args.network_counters else contextlib.nullcontext()
+    with tempfile.TemporaryDirectory(prefix="kafka-smoke-") as workdir, network as counters:
         manifest_path = Path(workdir) / "manifest.json"
         manifest_path.write_text(json.dumps(manifest))
         for dc in [*args.dc, *([None] if args.control else [])]:
             before = locality.scrape(hosts, args.topic, args.metrics_port)
+            net_before = counters.read() if counters else None
             seen = spark_read(args, manifest_path, dc, workdir, client_config)
             after = locality.scrape(hosts, args.topic, args.metrics_port)
             t = time.monotonic()
             read = {"dc": dc, "control": dc is None, **locality.locality(before, after, racks, dc)}
+            if counters:
+                read["network"] = locality.locality(net_before, counters.read(), racks, dc)
             read["validation"] = records.validation(expected, seen["observed"])
             read["records"], read["value_bytes"] = seen["records"], seen["value_bytes"]
             seconds = max(seen["read_seconds"], 1e-6)
@@ -168,6 +186,17 @@ def problems(read, args):
             )
     elif read["locality_ratio"] < args.threshold:
         out.append(f"locality {read['locality_ratio']:.4f} is below the threshold {args.threshold}")
+    if "network" in read and read["bytes_total"]:
+        net = read["network"]
+        dc = read["dc"] or min(read["bytes_by_dc"])
+        brokers_share = read["bytes_by_dc"].get(dc, 0) / read["bytes_total"]
+        network_share = net["bytes_by_dc"].get(dc, 0) / net["bytes_total"] if net["bytes_total"] else 0.0
+        net["share_of_" + dc] = round(network_share, 4)
+        if abs(brokers_share - network_share) > args.agreement:
+            out.append(
+                f"the brokers' counters ({brokers_share:.4f} from {dc}) and the network's "
+                f"({network_share:.4f}) disagree"
+            )
     return out
 
 

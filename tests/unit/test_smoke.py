@@ -70,7 +70,7 @@ def test_locality_ratio_from_two_scrapes():
 
 
 def args(**kw):
-    return SimpleNamespace(threshold=0.99, control_band=(0.25, 0.75), **kw)
+    return SimpleNamespace(threshold=0.99, control_band=(0.25, 0.75), agreement=0.05, **kw)
 
 
 def read(dc, by_dc, ratio=None, ok=True):
@@ -129,3 +129,13 @@ def test_dc_must_match_a_broker_rack():
 def test_bad_bootstrap_is_refused(bootstrap):
     with pytest.raises(checks.SmokeError):
         checks.check_bootstrap(bootstrap, timeout=1)
+
+
+def test_network_and_broker_counters_must_agree():
+    agreeing = read("dc1", {"dc1": 995, "dc2": 5}, 0.995)
+    agreeing["network"] = {"bytes_by_dc": {"dc1": 1040, "dc2": 9}, "bytes_total": 1049}
+    assert problems(agreeing, args()) == []
+    assert agreeing["network"]["share_of_dc1"] == pytest.approx(0.9914, abs=1e-4)
+    disagreeing = read("dc1", {"dc1": 995, "dc2": 5}, 0.995)
+    disagreeing["network"] = {"bytes_by_dc": {"dc1": 500, "dc2": 500}, "bytes_total": 1000}
+    assert "disagree" in problems(disagreeing, args())[0]
