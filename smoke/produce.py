@@ -51,6 +51,12 @@ def produce(bootstrap_servers, topic, partitions, run_id, per_partition, size, c
         producer.poll(0)
     remaining = producer.flush(120)
     seconds = time.monotonic() - began
+    if remaining and not errors:
+        raise SmokeError(
+            f"producer step: none of the last {remaining} record(s) was acknowledged in 120 s and no error came "
+            "back. If the log above shows 'Failed to acquire idempotence PID ... Coordinator load in progress', "
+            "the broker it names cannot get producer ids from the active controller (restart that broker)."
+        )
     if remaining or errors:
         raise SmokeError(f"producer step: {remaining} record(s) unacknowledged, errors: {errors[:5]}")
     end = watermarks(bootstrap_servers, topic, partitions, client_config)
