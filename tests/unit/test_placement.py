@@ -100,6 +100,18 @@ def test_adding_a_broker_moves_few_replicas(shape, dc):
     new_broker_replicas = sum(1 for r in after.values() if max(grown[dc]) in r)
     assert moved >= new_broker_replicas
     assert moved <= moved_replicas(before, dict(enumerate(ideal(grown, rf, partitions))))
+    # And the repair reaches that bound: every copy goes to the new broker.
+    assert moved == new_broker_replicas
+
+
+def test_adding_a_broker_to_ten_thousand_partitions_copies_only_the_new_brokers_share():
+    b = brokers(4, 4)
+    before = place(b, 4, 10_000)
+    grown = {"east": [*b["east"], 104], "west": b["west"]}
+    after = place(grown, 4, 10_000, current=before)
+    assert violations(after, grown) == []
+    # DC east holds 20,000 replicas: 4,000 per broker once the fifth joins.
+    assert moved_replicas(before, after) == 4_000
 
 
 def test_ten_thousand_partitions():

@@ -16,10 +16,11 @@ Example, brokers A1, A2 (DC A) and B1, B2 (DC B), RF 4, 4 partitions:
     p0 [A1, A2, B1, B2]   p1 [B1, B2, A1, A2]
     p2 [A2, A1, B2, B1]   p3 [B2, B1, A2, A1]
 
-The placement is deterministic. Given a current assignment it keeps every
-partition that already has a list of the ideal placement, and gives the
-others the free ideal lists that overlap their replicas most, so growing the
-partition count moves nothing and adding brokers moves few replicas.
+The placement is deterministic. Given a current assignment it repairs it in
+place: every replica the rules allow stays, the brokers of each DC are
+evened out with as few copies as it can, and leadership (which costs no
+copy) is evened out along the replica lists. Growing the partition count
+moves nothing; adding a broker copies about what the new broker's share is.
 """
 
 from __future__ import annotations
@@ -110,17 +111,8 @@ def ideal(brokers_by_dc, rf, partitions, weights=None):
     return assignment
 
 
-def place(brokers_by_dc, rf, partitions, current=None, weights=None):
-    """Assignment for partitions 0..partitions-1, moving as little of current as it can.
-
-    current: {partition: [replicas]} of an existing topic, or None.
-    Returns {partition: [replicas]}.
-    """
-    current = {int(p): list(r) for p, r in (current or {}).items()}
-    if current and max(current) >= partitions:
-        raise PlacementError(
-            f"the topic has {max(current) + 1} partitions; their number cannot go down to {partitions}"
-        )
+def _matched(brokers_by_dc, rf, partitions, current, weights):
+    """Each partition takes the free ideal list that shares most replicas with it."""
     free = defaultdict(list)  # replica set -> (ideal position, list) not yet taken
     for index, replicas in enumerate(ideal(brokers_by_dc, rf, partitions, weights)):
         free[frozenset(replicas)].append((index, replicas))
@@ -151,8 +143,162 @@ def place(brokers_by_dc, rf, partitions, current=None, weights=None):
     leftovers = sorted(entry for entries in free.values() for entry in entries)
     for p, (_, replicas) in zip(sorted(set(range(partitions)) - set(result)), leftovers, strict=True):
         result[p] = replicas
+    return result
+
+
+def _leader_dcs(dcs, partitions, current_dc, weights):
+    """The leading DC of each partition: its current one where the DC shares allow."""
+    target = Counter(leader_dc_sequence(dcs, partitions, weights))
+    lead = {}
+    for p in range(partitions):
+        dc = current_dc.get(p)
+        if dc is not None and sum(1 for d in lead.values() if d == dc) < target[dc]:
+            lead[p] = dc
+    counts = Counter(lead.values())
+    for p in range(partitions):
+        if p not in lead:
+            dc = max(dcs, key=lambda d: (target[d] - counts[d], -dcs.index(d)))
+            lead[p] = dc
+            counts[dc] += 1
+    return lead
+
+
+def _balance_replicas(members, slots, load, spread):
+    """Fill and even out one DC's replicas, copying as few as it can.
+
+    slots: {p: (wanted count, [replicas kept in this DC])}; load: replicas per
+    broker. Copies stop once the brokers differ by no more than spread, the
+    spread of the ideal layout, so a repair never moves data to be more even
+    than a fresh layout would be.
+    """
+    for p in sorted(slots):
+        want, kept = slots[p]
+        while len(kept) < want:
+            b = min((b for b in members if b not in kept), key=lambda b: (load[b], b))
+            kept.append(b)
+            load[b] += 1
+    holding = {b: {} for b in members}
+    for p in sorted(slots):
+        for b in slots[p][1]:
+            holding[b][p] = None
+    while True:
+        over = min(members, key=lambda b: (-load[b], b))
+        under = min(members, key=lambda b: (load[b], b))
+        if load[over] - load[under] <= spread:
+            return
+        p = next((p for p in holding[over] if under not in slots[p][1]), None)
+        if p is None:
+            return
+        kept = slots[p][1]
+        kept[kept.index(over)] = under
+        del holding[over][p]
+        holding[under][p] = None
+        load[over] -= 1
+        load[under] += 1
+
+
+def _balance_leaders(members, blocks, leader):
+    """Even out the preferred leaders over one DC's brokers by moving leadership along paths.
+
+    blocks: {p: replicas of p in this DC}, leader: {p: broker}, changed in place.
+    """
+    count = Counter({b: 0 for b in members})
+    count.update(leader[p] for p in blocks)
+    led = defaultdict(set)
+    for p in blocks:
+        led[leader[p]].add(p)
+    while max(count.values()) - min(count.values()) > 1:
+        top = max(count.values())
+        start = sorted(b for b in members if count[b] == top)
+        parent, queue, end = {b: None for b in start}, list(start), None
+        while queue and end is None:
+            b = queue.pop(0)
+            for p in sorted(led[b]):
+                for c in blocks[p]:
+                    if c not in parent:
+                        parent[c] = (b, p)
+                        if count[c] <= top - 2:
+                            end = c
+                            break
+                        queue.append(c)
+                if end is not None:
+                    break
+        if end is None:
+            return
+        node = end
+        while parent[node] is not None:
+            b, p = parent[node]
+            led[b].discard(p)
+            led[node].add(p)
+            leader[p] = node
+            node = b
+        count[node] -= 1
+        count[end] += 1
+
+
+def _repaired(brokers_by_dc, rf, partitions, current, weights):
+    """Keep each partition's replicas where the rules allow; move only what balance needs."""
+    dcs = sorted(brokers_by_dc)
+    members = {dc: sorted(brokers_by_dc[dc]) for dc in dcs}
+    dc_of = _dc_of(brokers_by_dc)
+    alive = {p: [b for b in r if b in dc_of] for p, r in current.items()}
+    lead = _leader_dcs(dcs, partitions, {p: dc_of[r[0]] for p, r in alive.items() if r}, weights)
+    slots = {dc: {} for dc in dcs}
+    for p in range(partitions):
+        other = dcs[1 - dcs.index(lead[p])]
+        x = split(rf, len(members[lead[p]]), len(members[other]))
+        for dc, want in ((lead[p], x), (other, rf - x)):
+            slots[dc][p] = (want, [b for b in alive.get(p, []) if dc_of[b] == dc][:want])
+    fresh_load = Counter(b for r in ideal(brokers_by_dc, rf, partitions, weights) for b in r)
+    for dc in dcs:
+        load = Counter({b: 0 for b in members[dc]})
+        load.update(b for _, kept in slots[dc].values() for b in kept)
+        spread = max(fresh_load[b] for b in members[dc]) - min(fresh_load[b] for b in members[dc])
+        _balance_replicas(members[dc], slots[dc], load, max(spread, 1))
+    leader = {}
+    for dc in dcs:
+        blocks = {p: slots[dc][p][1] for p in range(partitions) if lead[p] == dc}
+        count = Counter()
+        for p, block in sorted(blocks.items()):
+            first = alive.get(p, [None])[0]
+            leader[p] = first if first in block else min(block, key=lambda b: (count[b], b))
+            count[leader[p]] += 1
+        _balance_leaders(members[dc], blocks, leader)
+    result = {}
+    for p in range(partitions):
+        other = dcs[1 - dcs.index(lead[p])]
+        block = slots[lead[p]][p][1]
+        result[p] = [leader[p], *(b for b in block if b != leader[p]), *slots[other][p][1]]
+    return result
+
+
+def place(brokers_by_dc, rf, partitions, current=None, weights=None):
+    """Assignment for partitions 0..partitions-1, moving as little of current as it can.
+
+    current: {partition: [replicas]} of an existing topic, or None.
+    Returns {partition: [replicas]}.
+
+    Three candidates are weighed: the ideal layout afresh, the ideal lists
+    matched to the current ones by overlap, and the current lists repaired in
+    place (keep every replica the rules allow, copy only what balance needs).
+    The one that satisfies the rules and copies the fewest replicas wins,
+    then the one that rewrites the fewest lists (a new preferred leader moves
+    leadership); remaining ties go to the earlier, so the result is
+    deterministic.
+    """
+    current = {int(p): list(r) for p, r in (current or {}).items()}
+    if current and max(current) >= partitions:
+        raise PlacementError(
+            f"the topic has {max(current) + 1} partitions; their number cannot go down to {partitions}"
+        )
     fresh = dict(enumerate(ideal(brokers_by_dc, rf, partitions, weights)))
-    return fresh if moved_replicas(current, fresh) < moved_replicas(current, result) else result
+    if not current:
+        return fresh
+    candidates = [fresh, _matched(brokers_by_dc, rf, partitions, current, weights)]
+    repaired = _repaired(brokers_by_dc, rf, partitions, current, weights)
+    if not violations(repaired, brokers_by_dc, weights):
+        candidates.append(repaired)
+    return min(candidates, key=lambda c: (moved_replicas(current, c), _reordered(current, c)))
 
 
 def violations(assignment, brokers_by_dc, weights=None):
@@ -184,6 +330,11 @@ def violations(assignment, brokers_by_dc, weights=None):
         if max(counts) - min(counts) > 1:
             problems.append(f"preferred leaders per broker in DC {dc} differ by more than 1: {counts}")
     return problems
+
+
+def _reordered(current, target):
+    """Existing partitions whose list changes at all: a new preferred leader is a leader change."""
+    return sum(1 for p in current if current[p] != target[p])
 
 
 def moved_replicas(current, target):
