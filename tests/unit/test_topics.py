@@ -1,0 +1,135 @@
+"""Topics as code: validation of the declarations and the reconcile plan."""
+
+import pytest
+
+from ansible_collections.stretch.kafka.plugins.module_utils import placement
+from ansible_collections.stretch.kafka.plugins.module_utils.topics import (
+    TopicError,
+    is_empty,
+    normalize,
+    plan,
+    summary,
+    throttled_replicas,
+)
+
+BROKERS = {"dc1": [101, 102], "dc2": [201, 202]}
+
+
+def declared(*items):
+    return normalize(list(items), 4)
+
+
+def existing(assignment, configs=None):
+    return {"partitions": dict(enumerate(assignment)), "configs": configs or {}, "internal": False}
+
+
+def test_a_new_topic_is_created_with_the_dc_grouped_placement_and_its_configs():
+    changes = plan(declared({"name": "orders", "partitions": 4, "configs": {"retention.ms": 60000}}), {}, BROKERS)
+    create = changes["create"]["orders"]
+    assert create["assignment"] == dict(enumerate(placement.ideal(BROKERS, 4, 4)))
+    assert create["configs"] == {"retention.ms": "60000"}
+    assert not placement.violations(create["assignment"], BROKERS)
+
+
+def test_a_topic_as_declared_needs_no_change():
+    current = {"orders": existing(placement.ideal(BROKERS, 4, 4), {"retention.ms": "60000"})}
+    changes = plan(declared({"name": "orders", "partitions": 4, "configs": {"retention.ms": 60000}}), current, BROKERS)
+    assert is_empty(changes)
+
+
+def test_config_drift_is_set_back_and_undeclared_configs_are_removed_but_throttles_are_not_drift():
+    have = {"retention.ms": "1000", "segment.ms": "5", "leader.replication.throttled.replicas": "*"}
+    current = {"orders": existing(placement.ideal(BROKERS, 4, 4), have)}
+    changes = plan(declared({"name": "orders", "partitions": 4, "configs": {"retention.ms": 60000}}), current, BROKERS)
+    assert changes["configs"] == {"orders": {"set": {"retention.ms": "60000"}, "delete": ["segment.ms"]}}
+    assert not changes["reassign"]
+
+
+def test_growing_a_topic_adds_placed_partitions_and_moves_nothing():
+    current = {"orders": existing(placement.ideal(BROKERS, 4, 4))}
+    changes = plan(declared({"name": "orders", "partitions": 8}), current, BROKERS)
+    assert changes["grow"] == {"orders": {"count": 8, "assignments": placement.ideal(BROKERS, 4, 8)[4:]}}
+    assert not changes["reassign"]
+
+
+def test_kafkas_alternating_placement_is_moved_onto_the_dc_grouped_one_without_copying_data():
+    striped = [[202, 102, 201, 101], [101, 201, 102, 202], [202, 102, 201, 101], [101, 201, 102, 202]]
+    current = {"legacy": existing(striped)}
+    changes = plan(declared({"name": "legacy", "partitions": 4}), current, BROKERS)
+    moves = changes["reassign"]["legacy"]
+    after = {p: moves.get(p, r) for p, r in current["legacy"]["partitions"].items()}
+    assert not placement.violations(after, BROKERS)
+    assert placement.moved_replicas(current["legacy"]["partitions"], after) == 0
+    assert throttled_replicas(changes["reassign"], current) == {}, "a reorder copies nothing, so needs no throttle"
+
+
+def test_raising_the_replication_factor_throttles_only_the_added_replicas():
+    current = {"legacy": existing([[101, 201, 102], [202, 101, 201]])}
+    changes = plan(declared({"name": "legacy", "partitions": 2}), current, BROKERS)
+    moves = changes["reassign"]["legacy"]
+    assert placement.moved_replicas(current["legacy"]["partitions"], moves) == 2  # one added replica each
+    throttle = throttled_replicas(changes["reassign"], current)["legacy"]
+    assert throttle["leader.replication.throttled.replicas"] == "0:101,0:201,0:102,1:202,1:101,1:201"
+    assert throttle["follower.replication.throttled.replicas"] == "0:202,1:102"
+
+
+def test_undeclared_topics_are_deleted_only_when_asked_and_internal_ones_never():
+    current = {"stray": existing([[101, 102, 201, 202]]), "__consumer_offsets": existing([[101, 102, 201, 202]])}
+    assert plan({}, current, BROKERS)["delete"] == []
+    assert plan({}, current, BROKERS, remove_undeclared=True)["delete"] == ["stray"]
+
+
+def test_internal_topics_are_placed_as_they_are_when_asked():
+    striped = [[101, 201, 102, 202]] * 4
+    current = {"__consumer_offsets": existing(striped, {"cleanup.policy": "compact"})}
+    changes = plan({}, current, BROKERS, internal=["__consumer_offsets"])
+    assert set(changes["reassign"]["__consumer_offsets"]) == {0, 1, 2, 3}
+    assert not changes["configs"], "an internal topic's configs are not managed"
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ({"name": "a b", "partitions": 1}, "'a b' is not a valid topic name"),
+        ({"name": "t", "partitions": 0}, "topic 't': partitions must be a positive whole number, got 0"),
+        ({"name": "t", "partitions": 1, "replicas": 4}, "topic 't': unknown field(s) ['replicas']"),
+        ({"name": "t", "partitions": 1, "configs": ["x"]}, "topic 't': configs must be a mapping"),
+        ({"name": "__consumer_offsets", "partitions": 1}, "internal topics are not declared"),
+        (
+            {"name": "t", "partitions": 1, "configs": {"leader.replication.throttled.replicas": "*"}},
+            "belong to the replication throttle",
+        ),
+    ],
+)
+def test_bad_declarations_are_refused_naming_the_topic(item, message):
+    with pytest.raises(TopicError) as err:
+        declared(item)
+    assert message in str(err.value)
+
+
+def test_a_topic_declared_twice_is_refused():
+    with pytest.raises(TopicError, match="topic 't' is declared more than once"):
+        declared({"name": "t", "partitions": 1}, {"name": "t", "partitions": 2})
+
+
+def test_every_topic_that_cannot_be_reconciled_is_named_and_nothing_is_planned():
+    current = {"shrink": existing(placement.ideal(BROKERS, 4, 8))}
+    topics = declared(
+        {"name": "shrink", "partitions": 4},
+        {"name": "wide", "partitions": 1, "replication_factor": 6},
+        {"name": "fine", "partitions": 1},
+    )
+    with pytest.raises(TopicError) as err:
+        plan(topics, current, BROKERS)
+    message = str(err.value)
+    assert "topic 'shrink': partitions cannot go down from 8 to 4" in message
+    assert "topic 'wide': replication factor 6 is larger than the 4 brokers" in message
+
+
+def test_the_summary_names_each_change():
+    current = {"orders": existing(placement.ideal(BROKERS, 4, 2), {"segment.ms": "5"})}
+    changes = plan(declared({"name": "orders", "partitions": 3}, {"name": "new", "partitions": 1}), current, BROKERS)
+    lines = summary(changes, current)
+    assert lines[0].startswith("create new: 1 partitions")
+    assert "configs orders: set {}, remove ['segment.ms']" in lines
+    assert "partitions orders: 2 -> 3" in lines
