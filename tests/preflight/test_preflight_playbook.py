@@ -114,6 +114,23 @@ def no_broker_group(inv):
     del groups(inv)["kafka_brokers"]
 
 
+def topic_wider_than_the_brokers(inv):
+    inv["all"]["vars"]["kafka_topics"] = [{"name": "orders", "partitions": 3, "replication_factor": 5}]
+
+
+def topic_with_a_bad_name(inv):
+    inv["all"]["vars"]["kafka_topics"] = [{"name": "orders/eu", "partitions": 3}]
+
+
+def quota_on_an_unknown_entity_type(inv):
+    inv["all"]["vars"]["kafka_quotas"] = [{"entity": {"ip": "10.0.0.1"}, "quotas": {"producer_byte_rate": 1}}]
+
+
+def throttle_without_a_rate(inv):
+    inv["all"]["vars"]["kafka_replication_throttle"] = "present"
+    inv["all"]["vars"]["kafka_replication_throttle_rate"] = 0
+
+
 BAD = [
     (controllers_in_two_dcs, "controllers span 2 DC(s) (dc1, dc2)"),
     (one_dc_holds_the_majority, "DC dc1 holds 3 of 5 controller voters"),
@@ -124,6 +141,10 @@ BAD = [
     (min_insync_equal_to_rf, "min.insync.replicas=4 must be below default.replication.factor=4"),
     (url_without_checksum, "kafka_archive_url is set but kafka_archive_checksum is empty"),
     (no_broker_group, "inventory group 'kafka_brokers' is missing or empty"),
+    (topic_wider_than_the_brokers, "kafka_topics: topic 'orders': replication factor 5 is larger than the 4 brokers"),
+    (topic_with_a_bad_name, "kafka_topics: topic #0: 'orders/eu' is not a valid topic name"),
+    (quota_on_an_unknown_entity_type, "kafka_quotas: quota #0: unknown entity type(s) ['ip']"),
+    (throttle_without_a_rate, "kafka_quotas: replication throttle rate must be a positive number"),
 ]
 
 

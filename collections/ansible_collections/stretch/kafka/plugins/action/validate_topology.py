@@ -33,6 +33,23 @@ options:
     type: list
     elements: str
     required: true
+  topics:
+    description: The declared topics (kafka_topics), checked against the brokers' DCs.
+    type: list
+    elements: dict
+    default: []
+  replication_factor:
+    description: Replication factor of a topic that does not declare one.
+    type: int
+    default: 4
+  quotas:
+    description: The declared client quotas (kafka_quotas).
+    type: list
+    elements: dict
+    default: []
+  replication_throttle:
+    description: C(state) and C(rate) of the replication throttle.
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -75,6 +92,15 @@ class ActionModule(ActionBase):
             if hv.get("kafka_preflight_install"):
                 install[host] = hv["kafka_preflight_install"]
         errors = topology.validate(nodes, install)
+        if not errors:
+            args = self._task.args
+            errors = topology.check_declarations(
+                nodes,
+                args.get("topics") or [],
+                int(args.get("replication_factor", 4)),
+                args.get("quotas") or [],
+                args.get("replication_throttle"),
+            )
         result["changed"] = False
         if errors:
             result["failed"] = True

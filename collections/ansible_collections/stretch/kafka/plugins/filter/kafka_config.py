@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.stretch.kafka.plugins.module_utils import placement, properties
+from ansible_collections.stretch.kafka.plugins.module_utils import properties
 
 
 def _guard(func):
@@ -34,21 +34,6 @@ def node_records(hosts, hostvars):
     return records
 
 
-def replica_assignment(brokers, replication_factor, partitions):
-    """kafka-topics --replica-assignment for the DC-aware placement of a new topic.
-
-    brokers: node records ({node_id, rack}) of the brokers.
-    """
-    by_dc = {}
-    for broker in brokers:
-        by_dc.setdefault(broker["rack"], []).append(int(broker["node_id"]))
-    try:
-        assignment = placement.place(by_dc, int(replication_factor), int(partitions))
-    except placement.PlacementError as exc:
-        raise AnsibleFilterError(f"replica_assignment: {exc}") from exc
-    return ",".join(":".join(str(b) for b in assignment[p]) for p in sorted(assignment))
-
-
 class FilterModule:
     def filters(self):
         return {
@@ -56,5 +41,4 @@ class FilterModule:
             "client_properties": _guard(properties.client_properties),
             "listener_endpoints": _guard(properties.listener_endpoints),
             "node_records": node_records,
-            "replica_assignment": replica_assignment,
         }

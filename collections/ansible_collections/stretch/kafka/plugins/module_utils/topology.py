@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from ansible_collections.stretch.kafka.plugins.module_utils import placement, quotas, topics
+
 # Replicas a partition keeps in each broker DC, so that a consumer in either
 # DC survives one broker failure without reading across DCs.
 REPLICAS_PER_DC = 2
@@ -239,6 +241,35 @@ def validate(node_dicts, install_by_host=None):
     for rule in RULES:
         errors.extend(rule(nodes))
     errors.extend(check_install(install_by_host or {}))
+    return errors
+
+
+def check_declarations(node_dicts, declared_topics, replication_factor, declared_quotas, throttle):
+    """Problems with kafka_topics, kafka_quotas and the replication throttle, found without a cluster.
+
+    Each topic's replication factor is checked against the inventory's broker
+    DCs, so RF larger than the brokers is refused before any host is touched.
+    """
+    nodes = [Node.from_dict(d) for d in node_dicts]
+    by_dc = {}
+    for node in nodes:
+        if node.is_broker:
+            by_dc.setdefault(node.rack, []).append(_as_int(node.node_id))
+    errors = []
+    try:
+        for name, topic in topics.normalize(declared_topics, replication_factor).items():
+            try:
+                placement.check_shape(by_dc, topic["replication_factor"])
+            except placement.PlacementError as exc:
+                errors.append(f"kafka_topics: topic '{name}': {exc}")
+    except topics.TopicError as exc:
+        errors.append(f"kafka_topics: {exc}")
+    try:
+        quotas.normalize(declared_quotas)
+        if throttle:
+            quotas.throttle_plan(throttle.get("state"), throttle.get("rate"), {}, {})
+    except quotas.QuotaError as exc:
+        errors.append(f"kafka_quotas: {exc}")
     return errors
 
 

@@ -1,0 +1,275 @@
+"""Topics and quotas as code, through playbooks/topics.yml and playbooks/quotas.yml, against the cluster.
+
+The state is read back with confluent-kafka, not with the modules' own client.
+"""
+
+import json
+import re
+import subprocess
+import time
+
+import pytest
+from confluent_kafka import Producer, TopicCollection
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+)
+
+from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, placement
+
+from .conftest import wait_until
+from .inventory import REPO
+
+ORDERS = {"name": "it-orders", "partitions": 6, "configs": {"retention.ms": 3600000, "cleanup.policy": "delete"}}
+ORDERS8 = ORDERS | {"partitions": 8}  # once the growth test has run
+THROTTLES = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+
+
+def playbook(cluster, name, check=False, **extra):
+    cmd = ["ansible-playbook", "-i", cluster.inventory, f"playbooks/{name}.yml", "-e", json.dumps(extra)]
+    proc = subprocess.run(cmd + (["--check"] if check else []), cwd=REPO, capture_output=True, text=True, timeout=600)
+    runner = cluster.brokers[0].host
+    recap = re.search(rf"^{re.escape(runner)}\s*:.*changed=(\d+).*failed=(\d+)", proc.stdout, re.M)
+    proc.changed = int(recap.group(1)) if recap else None
+    # The YAML callback doubles quotes inside quoted strings and folds long lines.
+    proc.text = re.sub(r"\s+", " ", proc.stdout.replace("''", "'"))
+    return proc
+
+
+@pytest.fixture(scope="module")
+def admin(cluster):
+    return AdminClient({"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config})
+
+
+@pytest.fixture(scope="module")
+def by_dc(cluster):
+    grouped = {}
+    for broker in cluster.brokers:
+        grouped.setdefault(broker.rack, []).append(broker.node_id)
+    return grouped
+
+
+def delete_test_topics(admin):
+    names = [t for t in admin.list_topics(timeout=30).topics if t.startswith("it-")]
+    if names:
+        for future in admin.delete_topics(names, operation_timeout=30).values():
+            future.result()
+        wait_until(lambda: not any(t.startswith("it-") for t in admin.list_topics(timeout=30).topics), 60, 1)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def clean(cluster, admin):
+    delete_test_topics(admin)
+    yield
+    delete_test_topics(admin)
+    playbook(cluster, "quotas", kafka_quotas=[], kafka_quotas_remove_undeclared=True)
+
+
+def replicas(admin, topic):
+    described = admin.describe_topics(TopicCollection([topic]))[topic].result()
+    return {p.id: ([r.id for r in p.replicas], p.leader.id) for p in described.partitions}
+
+
+def topic_configs(admin, topic):
+    entries = admin.describe_configs([ConfigResource("topic", topic)])
+    configs = next(iter(entries.values())).result()
+    return {k: c.value for k, c in configs.items() if c.source == 1}  # DYNAMIC_TOPIC_CONFIG
+
+
+def broker_rates(admin, cluster):
+    found = {}
+    for broker in cluster.brokers:
+        configs = next(iter(admin.describe_configs([ConfigResource("broker", str(broker.node_id))]).values())).result()
+        found[broker.node_id] = {
+            k: configs[k].value for k in RATES if k in configs and configs[k].source == 2
+        }  # DYNAMIC_BROKER
+    return found
+
+
+def snapshot(admin, cluster):
+    names = sorted(t for t in admin.list_topics(timeout=30).topics if not t.startswith("__"))
+    client = kafka_admin.Admin(cluster.bootstrap_servers)
+    try:
+        quotas = client.quotas()
+    finally:
+        client.close()
+    return {n: (replicas(admin, n), topic_configs(admin, n)) for n in names}, quotas
+
+
+def test_declared_topics_get_the_exact_dc_grouped_replica_lists_and_preferred_leaders(cluster, admin, by_dc):
+    proc = playbook(cluster, "topics", kafka_topics=[ORDERS])
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    for name, partitions in (("it-orders", 6), ("smoke", 4)):
+        found = replicas(admin, name)
+        assert {p: r for p, (r, _) in found.items()} == placement.place(by_dc, 4, partitions)
+        assert all(leader == r[0] for r, leader in found.values()), f"{name}: leaders are not the preferred ones"
+        leaders = [cluster.brokers[[b.node_id for b in cluster.brokers].index(r[0])].rack for r, _ in found.values()]
+        assert sorted(leaders.count(dc) for dc in by_dc) == [partitions // 2] * 2
+    assert topic_configs(admin, "it-orders") == {"retention.ms": "3600000", "cleanup.policy": "delete"}
+    assert playbook(cluster, "topics", kafka_topics=[ORDERS]).changed == 0
+
+
+def test_config_drift_is_reported_in_check_mode_and_fixed_by_a_run(cluster, admin):
+    resource = ConfigResource(
+        "topic",
+        "it-orders",
+        incremental_configs=[
+            ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET),
+            ConfigEntry("segment.ms", "100000", incremental_operation=AlterConfigOpType.SET),
+        ],
+    )
+    next(iter(admin.incremental_alter_configs([resource]).values())).result()
+    drifted = {"retention.ms": "1000", "segment.ms": "100000", "cleanup.policy": "delete"}
+    assert wait_until(lambda: topic_configs(admin, "it-orders") == drifted, 30, 1)
+    check = playbook(cluster, "topics", check=True, kafka_topics=[ORDERS])
+    assert check.returncode == 0, check.stdout[-3000:]
+    assert check.changed == 1
+    assert "configs it-orders: set {'retention.ms': '3600000'}, remove ['segment.ms']" in check.text
+    assert topic_configs(admin, "it-orders") == drifted, "check mode changed the topic"
+    assert playbook(cluster, "topics", kafka_topics=[ORDERS]).changed == 1
+    assert topic_configs(admin, "it-orders") == {"retention.ms": "3600000", "cleanup.policy": "delete"}
+
+
+def test_growing_a_topic_places_the_new_partitions_and_moves_none(cluster, admin, by_dc):
+    before = replicas(admin, "it-orders")
+    assert playbook(cluster, "topics", kafka_topics=[ORDERS8]).changed == 1
+    after = replicas(admin, "it-orders")
+    assert {p: after[p] for p in before} == before
+    assert {p: r for p, (r, _) in after.items()} == placement.place(by_dc, 4, 8)
+
+
+def test_a_topic_with_kafkas_placement_is_moved_onto_the_dc_grouped_one_and_no_throttle_stays(cluster, admin, by_dc):
+    # Kafka's own placement at RF 3: racks alternate, so the first two replicas are in different DCs.
+    admin.create_topics([NewTopic("it-legacy", 4, 3)])["it-legacy"].result()
+    assert wait_until(lambda: "it-legacy" in admin.list_topics(timeout=30).topics, 30, 1)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", **cluster.client_config})
+    for i in range(4000):
+        producer.produce("it-legacy", value=b"x" * 512, key=str(i).encode())
+    assert producer.flush(60) == 0
+    before = {p: r for p, (r, _) in replicas(admin, "it-legacy").items()}
+    assert placement.violations(before, by_dc), "Kafka's placement should break the DC rules"
+
+    proc = playbook(cluster, "topics", kafka_topics=[ORDERS8, {"name": "it-legacy", "partitions": 4}])
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    after = replicas(admin, "it-legacy")
+    assert {p: r for p, (r, _) in after.items()} == placement.place(by_dc, 4, 4, before)
+    assert placement.violations({p: r for p, (r, _) in after.items()}, by_dc) == []
+    assert all(leader == r[0] for r, leader in after.values())
+    assert not any(k in THROTTLES for k in topic_configs(admin, "it-legacy")), "a throttle stayed on the topic"
+    assert broker_rates(admin, cluster) == {b.node_id: {} for b in cluster.brokers}, "a throttle stayed on a broker"
+
+
+def test_an_undeclared_topic_is_kept_unless_removal_is_asked_for(cluster, admin):
+    admin.create_topics([NewTopic("it-stray", 1, 4)])["it-stray"].result()
+    declared = [ORDERS8, {"name": "it-legacy", "partitions": 4}]
+    assert playbook(cluster, "topics", kafka_topics=declared).returncode == 0
+    assert "it-stray" in admin.list_topics(timeout=30).topics
+    others = [
+        {"name": n, "partitions": len(t.partitions), "replication_factor": len(t.partitions[0].replicas)}
+        for n, t in admin.list_topics(timeout=30).topics.items()
+        if not n.startswith(("__", "it-"))
+    ]
+    proc = playbook(cluster, "topics", kafka_topics=declared + others, kafka_topics_remove_undeclared=True)
+    assert "delete it-stray" in proc.text, proc.stdout[-3000:]
+    assert wait_until(lambda: "it-stray" not in admin.list_topics(timeout=30).topics, 60, 1)
+    assert {"it-orders", "it-legacy", "smoke"} <= set(admin.list_topics(timeout=30).topics)
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "message"),
+    [
+        (
+            "topics",
+            {"kafka_topics": [{"name": "it-new", "partitions": 1}, ORDERS8 | {"configs": {"retention.msec": 1}}]},
+            "topic 'it-orders': Unknown topic config name: retention.msec",
+        ),
+        (
+            "topics",
+            {"kafka_topics": [{"name": "it-new", "partitions": 1},
+                              {"name": "it-wide", "partitions": 1, "replication_factor": 5}]},
+            "topic 'it-wide': replication factor 5 is larger than the 4 brokers",
+        ),
+        (
+            "topics",
+            {"kafka_topics": [{"name": "it-new", "partitions": 1}, ORDERS8 | {"partitions": 2}]},
+            "topic 'it-orders': partitions cannot go down from 8 to 2",
+        ),
+        (
+            "quotas",
+            {"kafka_quotas": [{"entity": {"user": "it"}, "quotas": {"producer_byte_rate": 1}},
+                              {"entity": {"group": "it"}, "quotas": {"producer_byte_rate": 1}}]},
+            "unknown entity type(s) ['group']",
+        ),
+    ],
+    ids=["unknown config key", "RF larger than the brokers", "partition decrease", "unknown quota entity type"],
+)  # fmt: skip
+def test_bad_input_fails_with_a_clear_error_and_changes_nothing(cluster, admin, name, extra, message):
+    before = snapshot(admin, cluster)
+    proc = playbook(cluster, name, **extra)
+    assert proc.returncode != 0
+    assert message in proc.text, proc.stdout[-3000:]
+    assert snapshot(admin, cluster) == before
+
+
+def produced_throttle_ms(cluster, client_id, records=500):
+    """Produce records of 1 KiB as client_id; return the largest broker throttle time librdkafka reported."""
+    seen = [0]
+
+    def stats(raw):
+        for broker in json.loads(raw)["brokers"].values():
+            seen[0] = max(seen[0], broker["throttle"]["max"])
+
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "client.id": client_id,
+            "statistics.interval.ms": 200,
+            "stats_cb": stats,
+            **cluster.client_config,
+        }
+    )
+    for _ in range(records):
+        producer.produce("it-orders", value=b"q" * 1024)
+    assert producer.flush(60) == 0
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        producer.poll(0.2)
+    return seen[0]
+
+
+def test_client_quotas_are_in_effect_and_reconciled_idempotently(cluster):
+    quotas = [{"entity": {"client-id": "it-throttled"}, "quotas": {"producer_byte_rate": 20480}}]
+    assert playbook(cluster, "quotas", kafka_quotas=quotas).changed == 1
+    assert playbook(cluster, "quotas", kafka_quotas=quotas).changed == 0
+    client = kafka_admin.Admin(cluster.bootstrap_servers)
+    try:
+        assert client.quotas()[(("client-id", "it-throttled"),)] == {"producer_byte_rate": 20480.0}
+    finally:
+        client.close()
+    time.sleep(2)  # the quota reaches every broker's metadata
+    assert produced_throttle_ms(cluster, "it-throttled") > 0, "the brokers did not throttle the quota's client"
+    assert produced_throttle_ms(cluster, "it-unthrottled") == 0
+
+
+def test_the_replication_throttle_is_applied_to_every_broker_and_topic_and_removed(cluster, admin):
+    rate = "5242880"
+    present = playbook(
+        cluster, "quotas", kafka_replication_throttle="present", kafka_replication_throttle_rate=int(rate)
+    )
+    assert present.returncode == 0, present.stdout[-3000:]
+    assert present.changed == 1
+    assert broker_rates(admin, cluster) == {b.node_id: dict.fromkeys(RATES, rate) for b in cluster.brokers}
+    again = playbook(cluster, "quotas", kafka_replication_throttle="present", kafka_replication_throttle_rate=int(rate))
+    assert again.changed == 0, again.stdout[-3000:]
+    for topic in ("smoke", "it-orders"):
+        assert {k: v for k, v in topic_configs(admin, topic).items() if k in THROTTLES} == dict.fromkeys(THROTTLES, "*")
+    absent = playbook(cluster, "quotas")
+    assert absent.returncode == 0
+    assert absent.changed == 1
+    assert broker_rates(admin, cluster) == {b.node_id: {} for b in cluster.brokers}
+    assert not any(k in THROTTLES for k in topic_configs(admin, "smoke"))
+    assert playbook(cluster, "quotas").changed == 0
