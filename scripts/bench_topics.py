@@ -1,0 +1,160 @@
+"""Figures for topics and quotas as code: placement time, replicas and bytes moved, no-op reconcile time.
+
+Run with `make bench-topics` against the running testbed (`make up converge`).
+Prints the figures and writes reports/bench-topics.json. It creates 200 topics,
+50 quotas and one topic with Kafka's own placement, and removes them at the end.
+The machine is noisy: compare ratios measured in one run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "collections"))
+
+from confluent_kafka import Producer  # noqa: E402
+
+from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, placement, quotas, topics  # noqa: E402
+
+BOOTSTRAP = "10.91.1.11:9092,10.91.2.11:9092"
+BROKERS = {"dc1": [101, 102], "dc2": [201, 202]}
+RECAP = re.compile(r"^(\S+)\s+:\s+ok=\d+\s+changed=(\d+)", re.M)
+TOPICS = [{"name": f"bench-{i:03d}", "partitions": 2, "configs": {"retention.ms": 3600000 + i}} for i in range(200)]
+QUOTAS = [
+    {"entity": {"client-id": f"bench-{i:02d}"}, "quotas": {"producer_byte_rate": 1048576 + i, "request_percentage": 50}}
+    for i in range(50)
+]
+LEGACY = "bench-legacy"
+
+
+def playbook(name, **extra):
+    start = time.monotonic()
+    cmd = ["ansible-playbook", "-i", "inventories/local", f"playbooks/{name}.yml", "-e", json.dumps(extra)]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
+    seconds = time.monotonic() - start
+    if proc.returncode:
+        raise SystemExit(f"{name}.yml failed:\n{proc.stdout[-4000:]}")
+    return seconds, sum(int(n) for _, n in RECAP.findall(proc.stdout))
+
+
+def placement_figures():
+    big = {"dc1": list(range(100, 104)), "dc2": list(range(200, 204))}
+    start = time.monotonic()
+    before = placement.place(big, 4, 10_000)
+    fresh_seconds = time.monotonic() - start
+    grown = {"dc1": [*big["dc1"], 104], "dc2": big["dc2"]}
+    start = time.monotonic()
+    after = placement.place(grown, 4, 10_000, current=before)
+    repair_seconds = time.monotonic() - start
+    assert not placement.violations(after, grown)
+    overlap_only = placement._matched(grown, 4, 10_000, before, None)  # noqa: SLF001  the previous method, for comparison
+    return {
+        "place_10000_partitions_seconds": round(fresh_seconds, 3),
+        "rebalance_10000_partitions_after_adding_a_broker_seconds": round(repair_seconds, 3),
+        "replicas_moved_adding_a_broker": placement.moved_replicas(before, after),
+        "replicas_moved_adding_a_broker_minimum": sum(1 for r in after.values() if 104 in r),
+        "replicas_moved_adding_a_broker_by_overlap_matching_only": placement.moved_replicas(before, overlap_only),
+    }
+
+
+def partition_bytes(admin, topic):
+    """{(broker, partition): bytes} of topic's replicas, from the brokers' log dirs."""
+    sizes = {}
+    for reply in admin.client.describe_log_dirs([topic]):
+        for log_dir in reply["log_dirs"]:
+            for t in log_dir["topics"]:
+                for p in t["partitions"]:
+                    sizes[(reply["broker"], p["partition_index"])] = p["partition_size"]
+    return sizes
+
+
+def reassignment_figures(admin):
+    admin.client.create_topics({LEGACY: {"num_partitions": 4, "replication_factor": 3}})
+    time.sleep(2)
+    producer = Producer({"bootstrap.servers": BOOTSTRAP, "acks": "all", "linger.ms": 20})
+    for i in range(20_000):
+        producer.produce(LEGACY, value=bytes(1024), key=str(i).encode())
+        if i % 1000 == 0:
+            producer.poll(0)
+    assert producer.flush(120) == 0
+    before = partition_bytes(admin, LEGACY)
+    layout = admin.topics()[LEGACY]["partitions"]
+    per_partition = {p: max(size for (_, q), size in before.items() if q == p) for p in layout}
+    declared = [*TOPICS, {"name": LEGACY, "partitions": 4}]
+    seconds, _ = playbook("topics", kafka_topics=declared, kafka_replication_throttle_rate=4 * 1048576)
+    after = partition_bytes(admin, LEGACY)
+    copied = sum(size for key, size in after.items() if key not in before)
+    target = admin.topics()[LEGACY]["partitions"]
+    return {
+        "reassignment_rf3_to_rf4_seconds_at_4_MiB_per_s": round(seconds, 1),
+        "reassignment_replicas_moved": placement.moved_replicas(layout, target),
+        "reassignment_bytes_copied": copied,
+        # Each partition must gain exactly one replica: one copy of its data.
+        "reassignment_bytes_minimum": sum(per_partition.values()),
+        "placement_violations_after": placement.violations(target, BROKERS),
+    }
+
+
+def noop_in_process(admin):
+    """Reading the cluster and planning, without Ansible: what one module run spends talking to Kafka."""
+    start = time.monotonic()
+    current = admin.topics()
+    declared = topics.normalize(TOPICS, 4)
+    configs = admin.topic_configs(n for n in current if n in declared)
+    for name, values in configs.items():
+        current[name]["configs"] = values
+    topic_plan = topics.plan(declared, current, BROKERS)
+    quota_plan = quotas.plan(quotas.normalize(QUOTAS), admin.quotas())
+    seconds = time.monotonic() - start
+    assert topics.is_empty(topic_plan), topics.summary(topic_plan, current)
+    assert not quota_plan, quota_plan
+    return seconds
+
+
+def cleanup(admin):
+    names = [n for n in admin.topics() if n.startswith("bench-")]
+    if names:
+        admin.delete_topics(names)
+    bench = {k: v for k, v in admin.quotas().items() if any(str(n).startswith("bench-") for _, n in k)}
+    admin.alter_quotas({k: {"set": {}, "delete": sorted(v)} for k, v in bench.items()})
+
+
+def main():
+    figures = placement_figures()
+    admin = kafka_admin.Admin(BOOTSTRAP)
+    try:
+        cleanup(admin)
+        time.sleep(2)
+        extra = {"kafka_topics": TOPICS, "kafka_quotas": QUOTAS}
+        create_topics, changed = playbook("topics", **extra)
+        create_quotas, _ = playbook("quotas", **extra)
+        figures["create_200_topics_playbook_seconds"] = round(create_topics, 1)
+        figures["create_50_quotas_playbook_seconds"] = round(create_quotas, 1)
+        time.sleep(2)
+        noop_topics, changed_topics = playbook("topics", **extra)
+        noop_quotas, changed_quotas = playbook("quotas", **extra)
+        figures["noop_200_topics_playbook_seconds"] = round(noop_topics, 1)
+        figures["noop_50_quotas_playbook_seconds"] = round(noop_quotas, 1)
+        figures["noop_changed"] = changed_topics + changed_quotas
+        preflight, _ = playbook("preflight")
+        figures["preflight_playbook_seconds"] = round(preflight, 1)
+        figures["noop_read_and_plan_in_process_seconds"] = round(noop_in_process(admin), 3)
+        figures.update(reassignment_figures(admin))
+    finally:
+        cleanup(admin)
+        admin.close()
+    out = REPO / "reports" / "bench-topics.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(figures, indent=2) + "\n")
+    for key, value in figures.items():
+        print(f"{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()
