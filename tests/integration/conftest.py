@@ -1,9 +1,16 @@
+import json
+import os
+import re
+import subprocess
+import sys
 import time
 
 import pytest
 import testinfra
 
 from . import inventory
+
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
 
 
 @pytest.fixture(scope="session")
@@ -28,3 +35,37 @@ def wait_until(check, timeout=90, interval=2):
         if result or time.monotonic() > deadline:
             return result
         time.sleep(interval)
+
+
+def playbook(cluster, name, *args, check=False, timeout=900, **extra):
+    """Run playbooks/<name>.yml against the cluster's inventory with extra vars.
+
+    The result carries changed (the runner host's changed count, from the
+    recap) and text (the output with whitespace folded and the YAML callback's
+    doubled quotes undone, for matching messages).
+    """
+    cmd = [ANSIBLE_PLAYBOOK, "-i", cluster.inventory, f"playbooks/{name}.yml", "-e", json.dumps(extra), *args]
+    proc = subprocess.run(
+        cmd + (["--check"] if check else []),
+        cwd=inventory.REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        # Molecule forces colour on; the recap is parsed, so turn it off here.
+        env=dict(os.environ, ANSIBLE_CONFIG=str(inventory.REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+                 ANSIBLE_FORCE_COLOR="0"),
+    )  # fmt: skip
+    proc.stdout = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout)
+    runner = cluster.brokers[0].host
+    recap = re.search(rf"^{re.escape(runner)}\s*:.*changed=(\d+)", proc.stdout, re.M)
+    proc.changed = int(recap.group(1)) if recap else None
+    proc.text = re.sub(r"\s+", " ", proc.stdout.replace("''", "'"))
+    return proc
+
+
+def start_times(cluster, hosts):
+    """Each node's kafka service start time: it changes when, and only when, the node restarts."""
+    return {
+        n.host: hosts[n.host].check_output("systemctl show kafka -p ExecMainStartTimestampMonotonic --value")
+        for n in cluster.nodes
+    }

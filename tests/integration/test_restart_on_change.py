@@ -7,20 +7,11 @@ time tells which nodes restarted. Leaves the cluster as it found it.
 
 import os
 import subprocess
-import sys
 
 import yaml
 
+from .conftest import ANSIBLE_PLAYBOOK, start_times
 from .inventory import REPO
-
-ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-
-
-def start_times(cluster, hosts):
-    return {
-        n.host: hosts[n.host].check_output("systemctl show kafka -p ExecMainStartTimestampMonotonic --value")
-        for n in cluster.nodes
-    }
 
 
 def converge(cluster, *extra_inventories):
