@@ -16,6 +16,7 @@ import time
 
 try:
     from kafka import TopicPartition
+    from kafka import errors as kafka_errors
     from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
     from kafka.protocol.admin.client_quotas import AlterClientQuotasRequest, DescribeClientQuotasRequest
 
@@ -36,6 +37,39 @@ class AdminError(RuntimeError):
     pass
 
 
+class _Retrying:
+    """Calls the admin client again when it could not connect to the node it picked.
+
+    kafka-python sends each request to one node of its choosing; with a DC
+    down that node may be dead, and it raises instead of trying another. A
+    refused connection means the request was never sent, so sending it again
+    is safe; the failed node is then in back-off and another is picked.
+    """
+
+    ATTEMPTS = 6
+
+    def __init__(self, client):
+        self._client = client
+
+    def __getattr__(self, name):
+        attr = getattr(self._client, name)
+        return retrying(attr, self.ATTEMPTS) if callable(attr) else attr
+
+
+def retrying(func, attempts=_Retrying.ATTEMPTS):
+    def call(*args, **kwargs):
+        for attempt in range(attempts):
+            try:
+                return func(*args, **kwargs)
+            except (kafka_errors.KafkaConnectionError, kafka_errors.NodeNotReadyError):
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(0.5)
+        return None
+
+    return call
+
+
 def _resource(kind, name, change=None):
     kind = {"topic": ConfigResourceType.TOPIC, "broker": ConfigResourceType.BROKER}[kind]
     if change is None:
@@ -48,15 +82,25 @@ def _resource(kind, name, change=None):
 class Admin:
     def __init__(self, bootstrap_servers, client_config=None, timeout=30):
         self.timeout_ms = int(timeout * 1000)
-        self.client = KafkaAdminClient(
-            bootstrap_servers=bootstrap_servers,
-            client_id="stretch-kafka-ansible",
-            request_timeout_ms=self.timeout_ms,
-            **(client_config or {}),
-        )
+        # kafka-python bootstraps from one address of the list; with a DC
+        # down that one may be dead, so each address is tried in turn.
+        servers = [s.strip() for s in bootstrap_servers.split(",") if s.strip()]
+        for attempt, server in enumerate(servers):
+            try:
+                self.raw = KafkaAdminClient(
+                    bootstrap_servers=[server, *servers[:attempt], *servers[attempt + 1 :]],
+                    client_id="stretch-kafka-ansible",
+                    request_timeout_ms=self.timeout_ms,
+                    **(client_config or {}),
+                )
+                self.client = _Retrying(self.raw)
+                return
+            except Exception:  # noqa: BLE001  the next address may answer
+                if attempt == len(servers) - 1:
+                    raise
 
     def close(self):
-        self.client.close()
+        self.raw.close()
 
     # -- reading -----------------------------------------------------------
     def brokers(self):
@@ -93,6 +137,35 @@ class Admin:
         """{broker id: {key: value}} of the dynamic configs set on each broker itself."""
         return self._dynamic_configs("broker", list(ids), "DYNAMIC_BROKER_CONFIG")
 
+    def snapshot(self):
+        """The cluster as the health gates see it (module_utils/gates.py)."""
+        partitions = []
+        for topic in self.client.describe_topics():
+            for p in topic["partitions"]:
+                partitions.append(
+                    {
+                        "topic": topic["name"],
+                        "partition": p["partition_index"],
+                        "leader": p["leader_id"],
+                        "replicas": list(p["replica_nodes"]),
+                        "isr": list(p["isr_nodes"]),
+                    }
+                )
+        names = sorted({p["topic"] for p in partitions})
+        described = self.client.describe_configs([_resource("topic", n) for n in names], config_filter="all")
+        min_isr = {
+            name: int(configs["min.insync.replicas"]["value"])
+            for name, configs in described.get("topic", {}).items()
+            if "min.insync.replicas" in configs
+        }
+        return {"partitions": partitions, "min_isr": min_isr, "brokers": self.brokers(), "quorum": self.quorum()}
+
+    def quorum(self):
+        """{"leader": node id or -1, "voters": {node id: log end offset}} of the KRaft quorum."""
+        state = self.client.describe_metadata_quorum()["topics"][0]["partitions"][0]
+        voters = {v["replica_id"]: v["log_end_offset"] for v in state["current_voters"]}
+        return {"leader": state["leader_id"], "voters": voters}
+
     def reassignments(self):
         """{(topic, partition): {"adding": [...], "removing": [...]}} still in progress."""
         ongoing = self.client.list_partition_reassignments(timeout_ms=self.timeout_ms)
@@ -119,7 +192,8 @@ class Admin:
 
     # -- writing (each takes validate_only) --------------------------------
     def _send(self, request):
-        return self.client._manager.run(self.client._manager.send, request)  # noqa: SLF001  no public raw-request API
+        manager = self.raw._manager  # noqa: SLF001  kafka-python has no public raw-request API
+        return retrying(manager.run)(manager.send, request)
 
     def create_topics(self, creates, validate_only=False):
         if not creates:

@@ -1,0 +1,107 @@
+"""Ansible module: the order a rolling restart visits the nodes in."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: kafka_restart_plan
+short_description: Order the nodes of a rolling restart, the active controller last
+description:
+  - Asks the cluster which controller leads the quorum, and returns the hosts to restart in
+    order, controllers first with the active one last, then the brokers, optionally restricted
+    to some DCs or hosts. Reads only.
+options:
+  bootstrap_servers:
+    description: Brokers to connect to, host:port comma-separated.
+    type: str
+    required: true
+  client_config:
+    description: Extra kafka-python KafkaAdminClient settings.
+    type: dict
+    default: {}
+  controllers:
+    description: Inventory records (C(host), C(node_id), C(rack)) of the controllers.
+    type: list
+    elements: dict
+    required: true
+  brokers:
+    description: Inventory records (C(host), C(node_id), C(rack)) of the brokers.
+    type: list
+    elements: dict
+    required: true
+  dcs:
+    description: Restart only the nodes of these DCs.
+    type: list
+    elements: str
+    default: []
+  hosts:
+    description: Restart only these hosts.
+    type: list
+    elements: str
+    default: []
+requirements:
+  - kafka-python >= 3.0 on the host that runs the module (usually the controller)
+"""
+
+EXAMPLES = r"""
+- name: Plan the restart of DC fra1
+  stretch.kafka.kafka_restart_plan:
+    bootstrap_servers: 10.0.1.11:9092
+    controllers: "{{ kafka_quorum_controllers }}"
+    brokers: "{{ kafka_broker_records }}"
+    dcs: [fra1]
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+order:
+  description: Hosts in restart order.
+  returned: success
+  type: list
+  elements: str
+active_controller:
+  description: The node id of the quorum leader when the plan was made.
+  returned: success
+  type: int
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
+
+from ansible_collections.stretch.kafka.plugins.module_utils import gates, kafka_admin  # noqa: E402
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "bootstrap_servers": {"type": "str", "required": True},
+            "client_config": {"type": "dict", "default": {}},
+            "controllers": {"type": "list", "elements": "dict", "required": True},
+            "brokers": {"type": "list", "elements": "dict", "required": True},
+            "dcs": {"type": "list", "elements": "str", "default": []},
+            "hosts": {"type": "list", "elements": "str", "default": []},
+        },
+        supports_check_mode=True,
+    )
+    if kafka_admin.IMPORT_ERROR:
+        module.fail_json(msg=missing_required_lib("kafka-python"), exception=str(kafka_admin.IMPORT_ERROR))
+    params = module.params
+    try:
+        admin = kafka_admin.Admin(params["bootstrap_servers"], params["client_config"])
+    except Exception as exc:  # noqa: BLE001  any connection failure is reported as such
+        module.fail_json(msg=f"cannot connect to {params['bootstrap_servers']}: {exc}")
+    try:
+        leader = admin.quorum()["leader"]
+    finally:
+        admin.close()
+    try:
+        order = gates.restart_order(params["controllers"], params["brokers"], leader, params["dcs"], params["hosts"])
+    except gates.GateError as exc:
+        module.fail_json(msg=str(exc))
+    if not order:
+        module.fail_json(msg="the restart selects no node")
+    module.exit_json(changed=False, order=order, active_controller=leader)
+
+
+if __name__ == "__main__":
+    main()

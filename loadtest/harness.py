@@ -1,0 +1,141 @@
+"""The producer and the per-DC readers of a load run, each in its own thread, each bounded."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from . import verify
+
+
+class LoadProducer(threading.Thread):
+    """Writes sequenced records, round robin over the partitions, at a steady rate.
+
+    Idempotent, acks=all, a long delivery timeout: the producer retries through
+    leader changes, and only what it gives up on reaches the application as an
+    error. Stops at stop(), after duration seconds, or after max_records.
+    """
+
+    def __init__(self, config, topic, partitions, run_id, rate, duration, max_records, size=512):
+        super().__init__(daemon=True)
+        self.topic, self.partitions, self.run_id = topic, partitions, run_id
+        self.rate, self.duration, self.max_records, self.size = rate, duration, max_records, size
+        self.config = {
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "delivery.timeout.ms": 300000,
+            **config,
+        }
+        self.acks, self.errors = [], []
+        self.started = self.finished = None
+        self._halt = threading.Event()
+
+    def stop(self):
+        self._halt.set()
+
+    def run(self):
+        producer = Producer(self.config)
+        next_seq = dict.fromkeys(self.partitions, 0)
+        self.started = time.monotonic()
+        sent = 0
+        while not self._halt.is_set() and sent < self.max_records:
+            now = time.monotonic()
+            if now - self.started >= self.duration:
+                break
+            due = int((now - self.started) * self.rate) + 1
+            while sent < min(due, self.max_records):
+                p = self.partitions[sent % len(self.partitions)]
+                seq = next_seq[p]
+                try:
+                    producer.produce(
+                        self.topic,
+                        value=verify.encode(self.run_id, p, seq, self.size),
+                        partition=p,
+                        on_delivery=self._delivered(p, seq, time.monotonic()),
+                    )
+                except BufferError:
+                    break
+                next_seq[p] += 1
+                sent += 1
+            producer.poll(0.01)
+        producer.flush(330)
+        self.finished = time.monotonic()
+
+    def _delivered(self, partition, seq, sent):
+        def callback(err, msg):
+            if err is not None:
+                self.errors.append((seq, err.name()))
+            else:
+                self.acks.append((partition, msg.offset(), seq, sent, time.monotonic()))
+
+        return callback
+
+
+class DcReader(threading.Thread):
+    """Reads every partition from start_offsets as a consumer in one DC (client.rack), until told to finish.
+
+    finish(end_offsets) makes it read up to those offsets and stop, or give
+    up at the deadline. Counts the bytes it fetched from each broker.
+    """
+
+    def __init__(self, config, topic, start_offsets, dc, run_id):
+        super().__init__(daemon=True)
+        self.topic, self.start_offsets, self.dc, self.run_id = topic, dict(start_offsets), dc, run_id
+        self.config = {
+            "group.id": f"loadtest-{run_id}-{dc}",
+            "client.rack": dc,
+            "enable.auto.commit": False,
+            "statistics.interval.ms": 1000,
+            "stats_cb": self._stats,
+            **config,
+        }
+        self.records, self.rx_bytes, self.rx_timeline = [], {}, []
+        self._targets, self._deadline = None, None
+        self._positions = {}
+        self._lock = threading.Lock()
+
+    def _stats(self, raw):
+        for broker in json.loads(raw)["brokers"].values():
+            if broker.get("nodeid", -1) >= 0:
+                self.rx_bytes[broker["nodeid"]] = broker["rxbytes"]
+        self.rx_timeline.append((time.monotonic(), dict(self.rx_bytes)))
+
+    def finish(self, end_offsets, timeout):
+        with self._lock:
+            self._targets, self._deadline = dict(end_offsets), time.monotonic() + timeout
+
+    def _done(self):
+        with self._lock:
+            if self._targets is None:
+                return False
+            if time.monotonic() > self._deadline:
+                return True
+            return all(self._positions.get(p, 0) >= end for p, end in self._targets.items())
+
+    def run(self):
+        consumer = Consumer(self.config)
+        consumer.assign([TopicPartition(self.topic, p, offset) for p, offset in self.start_offsets.items()])
+        try:
+            while not self._done():
+                for msg in consumer.consume(500, 0.5):
+                    if msg.error():
+                        continue
+                    self._positions[msg.partition()] = msg.offset() + 1
+                    decoded = verify.decode(msg.value())
+                    if decoded and decoded[0] == self.run_id:
+                        self.records.append((msg.partition(), msg.offset(), decoded[2], time.monotonic()))
+            consumer.poll(1.2)  # one more statistics report
+        finally:
+            consumer.close()
+
+
+def end_offsets(config, topic, partitions):
+    consumer = Consumer({"group.id": "loadtest-offsets", **config})
+    try:
+        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in partitions}
+    finally:
+        consumer.close()

@@ -1,0 +1,126 @@
+"""Judges a load run: what the producer had acknowledged against what each DC's reader read.
+
+Plain data in, a report out:
+    acks      [(partition, offset, seq, sent, acked)]   acknowledged writes (monotonic seconds)
+    errors    [(seq, error)]                             delivery errors the application saw
+    reads     {dc: [(partition, offset, seq, read)]}    what each reader consumed, and when
+    marks     [(name, time)]                            moments the operator marked (a DC lost, ...)
+    rx        {dc: [(time, {broker: bytes})]}           each reader's bytes fetched per broker, over time
+    racks     {broker: dc}
+Each record's value carries the run id, its partition and its per-partition sequence number.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+VALUE_PREFIX = b"LOAD"
+
+
+def encode(run_id, partition, seq, size):
+    head = b"%s:%s:%d:%d:" % (VALUE_PREFIX, run_id.encode(), partition, seq)
+    return head + b"." * max(0, size - len(head))
+
+
+def decode(value):
+    """(run id, partition, seq) of a harness record, or None for anything else."""
+    parts = value.split(b":", 4)
+    if len(parts) < 4 or parts[0] != VALUE_PREFIX:
+        return None
+    try:
+        return parts[1].decode(), int(parts[2]), int(parts[3])
+    except ValueError:
+        return None
+
+
+def percentile(values, q):
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
+
+
+def longest_gap(acks, start, end):
+    """The longest time without any acknowledgement, from start to end: the longest produce stall."""
+    times = sorted([start, *(a[4] for a in acks), end])
+    return max((b - a for a, b in zip(times, times[1:], strict=False)), default=0.0)
+
+
+def _rx_between(timeline, t0, t1):
+    """Bytes fetched per broker between t0 and t1, from cumulative samples."""
+
+    def at(t):
+        before = [sample for ts, sample in timeline if ts <= t]
+        return before[-1] if before else {}
+
+    first, last = at(t0), at(t1)
+    return {b: n - first.get(b, 0) for b, n in last.items()}
+
+
+def windows(marks, acks, reads, rx, racks, end):
+    """Per marked window: writes acknowledged, how soon each partition was acknowledged again, reads per DC."""
+    out = []
+    partitions = sorted({a[0] for a in acks})
+    bounds = [*marks, ("end", end)]
+    for (name, t0), (_, t1) in zip(bounds, bounds[1:], strict=False):
+        inside = [a for a in acks if t0 <= a[4] < t1]
+        first = {}
+        for a in sorted(inside, key=lambda a: a[4]):
+            first.setdefault(a[0], a[4] - t0)
+        window = {
+            "name": name,
+            "seconds": round(t1 - t0, 1),
+            "acknowledged": len(inside),
+            "first_ack_seconds": round(min(first.values()), 2) if first else None,
+            "every_partition_acked_seconds": round(max(first.values()), 2) if len(first) == len(partitions) else None,
+            "latency_max_ms": round(max((a[4] - a[3] for a in inside), default=0.0) * 1000, 1),
+            "dcs": {},
+        }
+        for dc, records in sorted(reads.items()):
+            got = _rx_between(rx.get(dc, []), t0, t1)
+            total = sum(got.values())
+            own = sum(n for b, n in got.items() if racks.get(b) == dc)
+            window["dcs"][dc] = {
+                "read": sum(1 for r in records if t0 <= r[3] < t1),
+                "own_dc_byte_share": round(own / total, 4) if total else None,
+            }
+        out.append(window)
+    return out
+
+
+def judge(acks, errors, reads, start, end):
+    latencies = [a[4] - a[3] for a in acks]
+    report = {
+        "acknowledged": len(acks),
+        "produce_errors": len(errors),
+        "produce_error_kinds": sorted({e for _, e in errors}),
+        "latency_p50_ms": round(percentile(latencies, 0.50) * 1000, 1),
+        "latency_p99_ms": round(percentile(latencies, 0.99) * 1000, 1),
+        "latency_max_ms": round(max(latencies, default=0.0) * 1000, 1),
+        "longest_stall_seconds": round(longest_gap(acks, start, end), 2),
+        "duration_seconds": round(end - start, 1),
+        "dcs": {},
+    }
+    acked = {(a[0], a[1]): a[2] for a in acks}
+    for dc, records in sorted(reads.items()):
+        seen = {}
+        for partition, offset, seq, *_ in records:
+            seen[(partition, offset)] = seq
+        lost = sorted(k for k, seq in acked.items() if seen.get(k) != seq)
+        by_partition = defaultdict(list)
+        for (partition, _offset), seq in sorted(seen.items()):
+            by_partition[partition].append(seq)
+        reordered = sum(1 for seqs in by_partition.values() for a, b in zip(seqs, seqs[1:], strict=False) if b <= a)
+        duplicates = sum(len(seqs) - len(set(seqs)) for seqs in by_partition.values())
+        report["dcs"][dc] = {
+            "read": len(seen),
+            "lost": len(lost),
+            "lost_examples": [f"{p}@{o}" for p, o in lost[:5]],
+            "reordered": reordered,
+            "duplicates": duplicates,
+        }
+    report["lost"] = max((d["lost"] for d in report["dcs"].values()), default=len(acks))
+    report["reordered"] = sum(d["reordered"] for d in report["dcs"].values())
+    report["ok"] = bool(reads) and report["lost"] == 0 and report["reordered"] == 0
+    return report

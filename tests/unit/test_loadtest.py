@@ -1,0 +1,93 @@
+"""The load harness's verifier: lost, reordered and duplicated records, stalls and latency."""
+
+from loadtest import verify
+
+
+def acks(n, partitions=2, start=0.0, step=0.1):
+    """n acknowledged records, round robin over partitions, each acknowledged 20 ms after it was sent."""
+    out = []
+    for i in range(n):
+        sent = start + i * step
+        out.append((i % partitions, i // partitions, i // partitions, sent, sent + 0.02))
+    return out
+
+
+def reads_of(acknowledged):
+    return [(p, o, s) for p, o, s, _, _ in acknowledged]
+
+
+def test_values_round_trip_and_foreign_records_are_ignored():
+    value = verify.encode("run1", 3, 42, 64)
+    assert len(value) == 64
+    assert verify.decode(value) == ("run1", 3, 42)
+    assert verify.decode(b"something else") is None
+
+
+def test_a_clean_run_is_ok():
+    a = acks(100)
+    report = verify.judge(a, [], {"dc1": reads_of(a), "dc2": reads_of(a)}, 0.0, 10.0)
+    assert report["ok"]
+    assert report["lost"] == 0
+    assert report["latency_p99_ms"] == 20.0
+    assert report["longest_stall_seconds"] == 0.1  # the steady gap between acknowledgements
+
+
+def test_an_acknowledged_record_missing_from_one_dc_is_lost():
+    a = acks(100)
+    report = verify.judge(a, [], {"dc1": reads_of(a), "dc2": reads_of(a)[:-1]}, 0.0, 10.0)
+    assert not report["ok"]
+    assert report["dcs"]["dc2"]["lost"] == 1
+    assert report["dcs"]["dc2"]["lost_examples"] == ["1@49"]
+    assert report["lost"] == 1
+
+
+def test_a_record_at_an_acknowledged_offset_with_another_sequence_is_lost_too():
+    a = acks(4)
+    read = reads_of(a)
+    read[0] = (0, 0, 99)
+    assert verify.judge(a, [], {"dc1": read}, 0.0, 1.0)["lost"] == 1
+
+
+def test_reordering_within_a_partition_is_counted():
+    a = acks(6, partitions=1)
+    read = reads_of(a)
+    read[2], read[3] = (0, 2, 3), (0, 3, 2)  # sequences swapped between offsets
+    report = verify.judge(a, [], {"dc1": read}, 0.0, 1.0)
+    assert report["reordered"] == 1
+    assert not report["ok"]
+
+
+def test_the_longest_stall_and_the_errors_are_reported():
+    a = acks(10, step=0.1) + [(0, 99, 99, 1.0, 5.0)]
+    report = verify.judge(a, [(7, "_MSG_TIMED_OUT")], {"dc1": reads_of(a)}, 0.0, 5.5)
+    assert report["longest_stall_seconds"] == 4.08
+    assert report["latency_max_ms"] == 4000.0
+    assert report["produce_errors"] == 1
+    assert report["produce_error_kinds"] == ["_MSG_TIMED_OUT"]
+
+
+def test_a_run_that_read_nothing_is_not_ok():
+    assert not verify.judge(acks(3), [], {}, 0.0, 1.0)["ok"]
+
+
+def test_marked_windows_show_when_each_partition_was_acknowledged_again_and_where_each_dc_read():
+    # Partition 1 stalls from t=2 to t=5 (its leader's DC was lost), partition 0 does not.
+    a = [(0, i, i, i * 0.5, i * 0.5 + 0.01) for i in range(20)]
+    a += [(1, i, i, t, t + 0.01) for i, t in enumerate([0.5, 1.0, 1.5, 5.5, 6.0, 6.5])]
+    reads = {"dc1": [(p, o, s, t + 0.1) for p, o, s, _, t in a], "dc2": [(p, o, s, 9.0) for p, o, s, _, _ in a]}
+    rx = {
+        "dc1": [(0.0, {101: 0, 201: 0}), (4.0, {101: 4000, 201: 0}), (10.0, {101: 9000, 201: 1000})],
+        "dc2": [(0.0, {101: 0, 201: 0}), (4.0, {101: 0, 201: 0}), (10.0, {101: 0, 201: 500})],
+    }
+    out = verify.windows(
+        [("steady", 0.0), ("dc2-lost", 2.0), ("healed", 8.0)], a, reads, rx, {101: "dc1", 201: "dc2"}, 10.0
+    )
+    lost = out[1]
+    assert lost["name"] == "dc2-lost"
+    assert lost["first_ack_seconds"] == 0.01
+    assert lost["every_partition_acked_seconds"] == 3.51
+    assert lost["dcs"]["dc1"]["read"] == lost["acknowledged"]
+    assert lost["dcs"]["dc2"]["read"] == 0
+    assert lost["dcs"]["dc1"]["own_dc_byte_share"] == 1.0
+    assert lost["dcs"]["dc2"]["own_dc_byte_share"] is None, "nothing fetched, no share"
+    assert out[2]["dcs"]["dc1"]["own_dc_byte_share"] == 0.8333
