@@ -1,13 +1,13 @@
 # The two commands in the README:
 #   make demo   set up this machine, bring up the local 2.5-DC cluster, show it, smoke-test it
-#   make test   lint, unit and preflight tests, and `molecule test` of the full topology
+#   make test   lint, unit and preflight tests, `molecule test` of the full topology and of the failover drill
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 LOCAL := -i inventories/local
 
-.PHONY: demo test setup up converge status smoke verify down lint unit molecule bench bench-topics
+.PHONY: demo test setup up converge status smoke verify down lint unit molecule bench bench-topics drill-restart drill-failover
 
 demo: setup up converge smoke
 
@@ -51,8 +51,11 @@ lint:
 unit:
 	python -m pytest -p no:cacheprovider -q tests/unit tests/preflight
 
+# The default scenario (deploy, idempotence, smoke test, integration tests),
+# then the DC failover drill on a fresh testbed.
 molecule:
 	molecule test
+	molecule test -s failover
 
 # Prints converge, smoke-test and molecule wall times, the idempotence changed count,
 # the smoke test's locality and step times, and the testbed's peak memory. Recreates the testbed.
@@ -64,3 +67,15 @@ bench: setup
 # minimum, and the wall time of a no-op reconcile over 200 topics and 50 quotas.
 bench-topics:
 	python scripts/bench_topics.py
+
+# Three rolling restarts in a row under load, against the running testbed:
+# records lost (must be 0), reordering, produce errors, latency and stalls,
+# and each restart's wall time and time spent in gates.
+drill-restart:
+	python scripts/restart_drill.py
+
+# The DC failover drill under load, against the running testbed: lose dc2,
+# bring it back under the replication throttle, lose the tiebreaker, cut dc1
+# from dc2; failover and recovery seconds, records lost (must be 0).
+drill-failover:
+	python scripts/failover_drill.py

@@ -1,0 +1,103 @@
+"""playbooks/rolling-restart.yml against the testbed: the plan, a gate that stops it, and a restart under load.
+
+The load harness (python -m loadtest) writes and reads through the whole
+restart; its verifier must find every acknowledged record in both DCs.
+"""
+
+import json
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+from kafka.admin import KafkaAdminClient
+
+from .conftest import playbook, start_times, wait_until
+from .inventory import REPO
+
+
+@pytest.fixture
+def quorum_leader(cluster):
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        return admin.describe_metadata_quorum()["topics"][0]["partitions"][0]["leader_id"]
+    finally:
+        admin.close()
+
+
+def restarted(before, after):
+    return sorted(h for h in before if before[h] != after[h])
+
+
+def test_a_dry_run_prints_the_plan_and_the_gates_and_restarts_nothing(cluster, hosts, quorum_leader):
+    before = start_times(cluster, hosts)
+    proc = playbook(cluster, "rolling-restart", kafka_restart_dry_run=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    leader = next(c.host for c in cluster.controllers if c.node_id == quorum_leader)
+    others = [c.host for c in cluster.controllers if c.host != leader]
+    brokers = [b.host for b in cluster.brokers]
+    order = ", ".join([*others, leader, *brokers])
+    assert f"dry run: restart 7 node(s) in this order: {order}" in proc.text
+    for host in [*others, leader, *brokers]:
+        assert f"{host}: its gate passes now" in proc.text, proc.stdout[-3000:]
+    assert restarted(before, start_times(cluster, hosts)) == []
+
+
+def test_a_gate_that_does_not_pass_stops_the_restart_before_the_node_goes_down(cluster, hosts):
+    dc2 = [b for b in cluster.brokers if b.rack != cluster.brokers[0].rack]
+    dc1 = [b for b in cluster.brokers if b.rack == cluster.brokers[0].rack]
+    for broker in dc2:
+        hosts[broker.host].run("systemctl stop kafka")
+    try:
+        before = start_times(cluster, hosts)
+        proc = playbook(
+            cluster,
+            "rolling-restart",
+            kafka_restart_hosts=[b.host for b in dc1],
+            kafka_gate_timeout=15,
+            kafka_restart_smoke_test=False,
+        )
+        assert proc.returncode != 0
+        # With the other DC's brokers down, the ISRs hold only this DC's two.
+        assert f"gate broker_down_safe for node {dc1[0].node_id} still blocked" in proc.text, proc.stdout[-3000:]
+        assert f"would go under min.insync.replicas without broker {dc1[0].node_id}" in proc.text
+        assert restarted(before, start_times(cluster, hosts)) == [], "a node was restarted past a failed gate"
+    finally:
+        for broker in dc2:
+            hosts[broker.host].run("systemctl start kafka")
+    healthy = playbook(cluster, "status")
+    assert healthy.returncode == 0, healthy.stdout[-3000:]
+
+
+def test_a_rolling_restart_under_load_loses_no_acknowledged_record(cluster, hosts, tmp_path, quorum_leader):
+    report, stop, ready = tmp_path / "load.json", tmp_path / "stop", tmp_path / "ready"
+    dcs = sorted({b.rack for b in cluster.brokers})
+    load = subprocess.Popen(
+        [sys.executable, "-m", "loadtest", "--bootstrap-servers", cluster.bootstrap_servers, "--topic", "load",
+         *[a for dc in dcs for a in ("--dc", dc)], "--rate", "100", "--duration", "900",
+         "--report", str(report), "--stop-file", str(stop), "--ready-file", str(ready)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        assert wait_until(ready.exists, 60, 1), "the load never got an acknowledgement"
+        before = start_times(cluster, hosts)
+        proc = playbook(cluster, "rolling-restart", kafka_restart_smoke_test=False, timeout=1800)
+        assert proc.returncode == 0, proc.stdout[-4000:]
+        after = start_times(cluster, hosts)
+        time.sleep(5)  # some load after the last restart too
+    finally:
+        stop.touch()
+        output, _ = load.communicate(timeout=600)
+    assert restarted(before, after) == sorted(n.host for n in cluster.nodes)
+    restarts = re.findall(r"TASK \[kafka : Restart the kafka service\].*?changed: \[(\S+)\]", proc.stdout, re.S)
+    leader = next(c.host for c in cluster.controllers if c.node_id == quorum_leader)
+    assert restarts[2] == leader, f"the quorum leader was not the last controller: {restarts}"
+    assert set(restarts[3:]) == {b.host for b in cluster.brokers}
+    assert report.exists(), output
+    result = json.loads(report.read_text())
+    assert load.returncode == 0, output
+    assert result["acknowledged"] > 0
+    assert result["lost"] == 0, result
+    assert result["reordered"] == 0, result
+    assert set(result["dcs"]) == set(dcs)
