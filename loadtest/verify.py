@@ -55,7 +55,8 @@ def _rx_between(timeline, t0, t1):
         return before[-1] if before else {}
 
     first, last = at(t0), at(t1)
-    return {b: n - first.get(b, 0) for b, n in last.items()}
+    # A counter that went down was reset (a new connection): count it from zero.
+    return {b: n - first.get(b, 0) if n >= first.get(b, 0) else n for b, n in last.items()}
 
 
 def windows(marks, acks, reads, rx, racks, end):

@@ -217,3 +217,13 @@ def test_site_stops_before_touching_any_host(tmp_path):
     assert "kafka_node_id 100 is used by more than one host" in out
     assert "UNREACHABLE" not in out
     assert "Install, configure and start" not in out, "site.yml went on after preflight failed"
+
+
+@pytest.mark.parametrize("playbook", ["dc-failover.yml", "dc-recovery.yml"])
+@pytest.mark.parametrize("dc", ["dc9", ""])
+def test_a_failover_for_a_dc_the_inventory_lacks_touches_no_host(playbook, dc, tmp_path):
+    rc, out = run(playbook, base_inventory(), tmp_path, "-e", f"kafka_failover_dc={dc}")
+    assert rc != 0, out
+    assert f"kafka_failover_dc = '{dc}' is not a DC of this inventory" in out, out
+    assert "set it to one of ['dc1', 'dc2', 'dc3']" in out
+    assert "UNREACHABLE" not in out

@@ -91,3 +91,10 @@ def test_marked_windows_show_when_each_partition_was_acknowledged_again_and_wher
     assert lost["dcs"]["dc1"]["own_dc_byte_share"] == 1.0
     assert lost["dcs"]["dc2"]["own_dc_byte_share"] is None, "nothing fetched, no share"
     assert out[2]["dcs"]["dc1"]["own_dc_byte_share"] == 0.8333
+
+
+def test_a_byte_counter_that_was_reset_counts_from_zero():
+    rx = {"dc1": [(0.0, {101: 5000, 201: 100}), (10.0, {101: 800, 201: 300})]}
+    reads = {"dc1": [(0, 0, 0, 5.0)]}
+    out = verify.windows([("w", 0.0)], [(0, 0, 0, 4.0, 5.0)], reads, rx, {101: "dc1", 201: "dc2"}, 10.0)
+    assert out[0]["dcs"]["dc1"]["own_dc_byte_share"] == 0.8  # 800 of 1000, not a share above 1
