@@ -139,6 +139,7 @@ def main(argv=None):
     path.write_text(json.dumps(report, indent=2) + "\n")
     print(
         f"loadtest: {report['acknowledged']} acknowledged, lost {report['lost']}, reordered {report['reordered']}, "
+        f"duplicates {report['duplicates']}, "
         f"produce errors {report['produce_errors']}, latency p99 {report['latency_p99_ms']} ms "
         f"max {report['latency_max_ms']} ms, longest stall {report['longest_stall_seconds']} s; report {path}"
     )

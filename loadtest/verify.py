@@ -109,19 +109,32 @@ def judge(acks, errors, reads, start, end):
         for partition, offset, seq, *_ in records:
             seen[(partition, offset)] = seq
         lost = sorted(k for k, seq in acked.items() if seen.get(k) != seq)
+        reordered, duplicates = [], []
         by_partition = defaultdict(list)
-        for (partition, _offset), seq in sorted(seen.items()):
-            by_partition[partition].append(seq)
-        reordered = sum(1 for seqs in by_partition.values() for a, b in zip(seqs, seqs[1:], strict=False) if b <= a)
-        duplicates = sum(len(seqs) - len(set(seqs)) for seqs in by_partition.values())
+        for (partition, offset), seq in sorted(seen.items()):
+            by_partition[partition].append((offset, seq))
+        for partition, entries in by_partition.items():
+            before, highest = set(), -1
+            for offset, seq in entries:
+                if seq in before:
+                    duplicates.append(f"{partition}@{offset} seq {seq}")
+                elif seq < highest:
+                    reordered.append(f"{partition}@{offset} seq {seq} after {highest}")
+                before.add(seq)
+                highest = max(highest, seq)
         report["dcs"][dc] = {
             "read": len(seen),
             "lost": len(lost),
             "lost_examples": [f"{p}@{o}" for p, o in lost[:5]],
-            "reordered": reordered,
-            "duplicates": duplicates,
+            "reordered": len(reordered),
+            "reordered_examples": reordered[:5],
+            "duplicates": len(duplicates),
+            "duplicate_examples": duplicates[:5],
         }
     report["lost"] = max((d["lost"] for d in report["dcs"].values()), default=len(acks))
     report["reordered"] = sum(d["reordered"] for d in report["dcs"].values())
+    # A record written twice (an unacknowledged first copy, then the retry)
+    # is not a lost or reordered acknowledged write; it is reported apart.
+    report["duplicates"] = max((d["duplicates"] for d in report["dcs"].values()), default=0)
     report["ok"] = bool(reads) and report["lost"] == 0 and report["reordered"] == 0
     return report

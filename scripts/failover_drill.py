@@ -11,6 +11,9 @@ writing (acks=all, idempotent) and reading as dc1 and dc2 throughout:
    removed, smoke test in both DCs.
 3. Only the tiebreaker DC (dc3) is lost, then brought back.
 4. dc1 and dc2 are cut from each other (both still reach dc3), then healed.
+5. The strict setting (min.insync.replicas=3: every write reaches both DCs):
+   losing dc2 blocks writes until dc-failover.yml relaxes it to 2, and
+   dc-recovery.yml puts 3 back. The cluster is left at its declared 2.
 
 Then the verifier checks that no acknowledged record was lost or reordered.
 Prints the figures and one PASS/FAIL line per check, writes
@@ -130,6 +133,43 @@ def recover_dc(drill, dc, smoke):
     return seconds, gate_seconds(proc.stdout, "cluster_healthy")
 
 
+def cluster_min_isr():
+    out = subprocess.run(
+        ["podman", "exec", "dc1-broker1", "kafka-configs", "--bootstrap-server", "localhost:9092",
+         "--command-config", "/etc/kafka/client.properties", "--entity-type", "brokers", "--entity-default",
+         "--describe"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    found = re.search(r"min\.insync\.replicas=(\d+)", out)
+    return int(found.group(1)) if found else None
+
+
+def strict_mode(drill):
+    strict = {"kafka_min_insync_replicas": 3, "kafka_recovery_smoke_test": False}
+    proc, _ = drill.playbook("dc-recovery", kafka_failover_dc="dc3", **strict)
+    drill.check("strict: the recovery run sets min.insync.replicas to 3", cluster_min_isr() == 3, cluster_min_isr())
+    proc, _ = drill.playbook(
+        "dc-failover", kafka_failover_dc="dc2", kafka_failover_min_insync_replicas=3, kafka_gate_timeout=20, **strict
+    )
+    drill.check(
+        "strict: with dc2 lost and min ISR kept at 3, the cluster is not writable",
+        proc.returncode != 0 and "under min.insync.replicas" in proc.stdout,
+        drill.logs[-1],
+    )
+    proc, _ = drill.playbook("dc-failover", kafka_failover_dc="dc2", **strict)
+    drill.check(
+        "strict: dc-failover.yml relaxes min ISR to 2 and the cluster is writable",
+        proc.returncode == 0 and cluster_min_isr() == 2,
+        drill.logs[-1],
+    )
+    proc, _ = drill.playbook("dc-recovery", kafka_failover_dc="dc2", kafka_smoke_network_counters=False, **strict)
+    drill.check(
+        "strict: dc-recovery.yml puts min ISR 3 back", proc.returncode == 0 and cluster_min_isr() == 3, drill.logs[-1]
+    )
+    proc, _ = drill.playbook("dc-recovery", kafka_failover_dc="dc3", kafka_recovery_smoke_test=False)
+    drill.check("the cluster is back at its declared min ISR 2", cluster_min_isr() == 2, cluster_min_isr())
+
+
 def main():
     REPORTS.mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="failover-drill-"))
@@ -180,6 +220,10 @@ def main():
         drill.check("after the cut heals, the cluster is whole again", f["heal_to_healthy_seconds"] is not None)
         drill.mark("settled")
         time.sleep(10)
+        drill.mark("strict mode")
+        strict_mode(drill)
+        drill.mark("strict mode done")
+        time.sleep(5)
     finally:
         subprocess.run([str(REPO / "testbed/partition.sh"), "heal"], check=False, capture_output=True)
         stop.touch()
@@ -211,7 +255,7 @@ def main():
     )
     f["tiebreaker_loss_latency_max_ms"] = tiebreaker.get("latency_max_ms")
     f["cut_window"] = {k: windows.get("dc1-dc2 cut", {}).get(k) for k in ("acknowledged", "latency_max_ms")}
-    for key in ("acknowledged", "lost", "reordered", "produce_errors", "latency_p99_ms", "latency_max_ms",
+    for key in ("acknowledged", "lost", "reordered", "duplicates", "produce_errors", "latency_p99_ms", "latency_max_ms",
                 "longest_stall_seconds"):  # fmt: skip
         f[f"load_{key}"] = result[key]
     drill.check("no acknowledged record lost, in either DC's reader", result["lost"] == 0, result["lost"])

@@ -54,7 +54,20 @@ def test_reordering_within_a_partition_is_counted():
     read[2], read[3] = (0, 2, 3), (0, 3, 2)  # sequences swapped between offsets
     report = verify.judge(a, [], {"dc1": read}, 0.0, 1.0)
     assert report["reordered"] == 1
+    assert report["dcs"]["dc1"]["reordered_examples"] == ["0@3 seq 2 after 3"]
     assert not report["ok"]
+
+
+def test_a_record_written_twice_is_a_duplicate_not_a_reordering():
+    # The producer's retry after an epoch bump: the first copy (offset 2) was
+    # never acknowledged, the second (offset 3) was.
+    a = [(0, 0, 0, 0.0, 0.1), (0, 1, 1, 0.1, 0.2), (0, 3, 2, 0.2, 0.5), (0, 4, 3, 0.3, 0.6)]
+    read = [(0, 0, 0), (0, 1, 1), (0, 2, 2), (0, 3, 2), (0, 4, 3)]
+    report = verify.judge(a, [], {"dc1": read}, 0.0, 1.0)
+    assert report["duplicates"] == 1
+    assert report["dcs"]["dc1"]["duplicate_examples"] == ["0@3 seq 2"]
+    assert report["reordered"] == 0
+    assert report["ok"]
 
 
 def test_the_longest_stall_and_the_errors_are_reported():
