@@ -103,12 +103,19 @@ def judge(acks, errors, reads, start, end):
         "duration_seconds": round(end - start, 1),
         "dcs": {},
     }
-    acked = {(a[0], a[1]): a[2] for a in acks}
+    # librdkafka can confirm a write without its offset (the broker answered a
+    # retried batch as a duplicate of one already written): such a record is
+    # found by its partition and sequence instead.
+    acked = {(a[0], a[1]): a[2] for a in acks if a[1] is not None and a[1] >= 0}
+    acked_by_seq = sorted((a[0], a[2]) for a in acks if a[1] is None or a[1] < 0)
+    report["acknowledged_without_offset"] = len(acked_by_seq)
     for dc, records in sorted(reads.items()):
         seen = {}
         for partition, offset, seq, *_ in records:
             seen[(partition, offset)] = seq
         lost = sorted(k for k, seq in acked.items() if seen.get(k) != seq)
+        held = {(p, seq) for (p, _), seq in seen.items()}
+        lost += [(p, f"seq {seq}") for p, seq in acked_by_seq if (p, seq) not in held]
         reordered, duplicates = [], []
         by_partition = defaultdict(list)
         for (partition, offset), seq in sorted(seen.items()):

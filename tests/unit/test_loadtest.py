@@ -111,3 +111,14 @@ def test_a_byte_counter_that_was_reset_counts_from_zero():
     reads = {"dc1": [(0, 0, 0, 5.0)]}
     out = verify.windows([("w", 0.0)], [(0, 0, 0, 4.0, 5.0)], reads, rx, {101: "dc1", 201: "dc2"}, 10.0)
     assert out[0]["dcs"]["dc1"]["own_dc_byte_share"] == 0.8  # 800 of 1000, not a share above 1
+
+
+def test_a_write_confirmed_without_an_offset_is_found_by_its_sequence():
+    a = acks(6, partitions=1)
+    a[3] = (0, None, 3, a[3][3], a[3][4])
+    report = verify.judge(a, [], {"dc1": reads_of(acks(6, partitions=1))}, 0.0, 1.0)
+    assert report["acknowledged_without_offset"] == 1
+    assert report["lost"] == 0
+    missing = verify.judge(a, [], {"dc1": [r for r in reads_of(acks(6, partitions=1)) if r[2] != 3]}, 0.0, 1.0)
+    assert missing["lost"] == 1
+    assert missing["dcs"]["dc1"]["lost_examples"] == ["0@seq 3"]
