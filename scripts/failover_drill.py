@@ -32,8 +32,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "collections"))
+sys.path.insert(0, str(REPO))
 
 from ansible_collections.stretch.kafka.plugins.module_utils import gates, kafka_admin  # noqa: E402
+from loadtest.background import BackgroundLoad  # noqa: E402
 
 BOOTSTRAP = "10.91.1.11:9092,10.91.2.11:9092"
 CONTROLLER_DC = {1: "dc1", 2: "dc2", 3: "dc3"}
@@ -41,13 +43,12 @@ REPORTS = REPO / "reports"
 
 
 class Drill:
-    def __init__(self, work):
-        self.marks = work / "marks"
+    def __init__(self, load):
+        self.load = load
         self.figures, self.checks, self.logs = {}, [], []
 
     def mark(self, name, at=None):
-        with self.marks.open("a") as f:
-            f.write(f"{name}@{at}\n" if at is not None else f"{name}\n")
+        self.load.mark(name, at)
 
     def check(self, name, passed, detail=""):
         self.checks.append({"check": name, "passed": bool(passed), "detail": detail})
@@ -172,22 +173,13 @@ def strict_mode(drill):
 
 def main():
     REPORTS.mkdir(exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="failover-drill-"))
-    drill = Drill(work)
-    report, stop, ready = work / "load.json", work / "stop", work / "ready"
-    load = subprocess.Popen(
-        [sys.executable, "-m", "loadtest", "--bootstrap-servers", BOOTSTRAP, "--topic", "load",
-         "--dc", "dc1", "--dc", "dc2", "--rate", "100", "--duration", "3600", "--report", str(report),
-         "--stop-file", str(stop), "--ready-file", str(ready), "--marks-file", str(drill.marks)],
-        cwd=REPO,
-    )  # fmt: skip
+    load = BackgroundLoad(
+        BOOTSTRAP, ["dc1", "dc2"], rate=100, workdir=tempfile.mkdtemp(prefix="failover-drill-"), marks=True
+    )
+    drill = Drill(load)
     f = drill.figures
+    load.start()
     try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            if time.monotonic() > deadline or load.poll() is not None:
-                raise SystemExit("the load harness never got an acknowledgement")
-            time.sleep(1)
         drill.mark("steady")
         time.sleep(10)
 
@@ -226,10 +218,9 @@ def main():
         time.sleep(5)
     finally:
         subprocess.run([str(REPO / "testbed/partition.sh"), "heal"], check=False, capture_output=True)
-        stop.touch()
-        load.wait(timeout=900)
+        load.stop()
 
-    result = json.loads(report.read_text())
+    result = load.report()
     windows = {w["name"]: w for w in result.get("windows", [])}
     lost = windows.get("dc2 lost", {})
     f["failover_seconds_every_partition_written_again"] = lost.get("every_partition_acked_seconds")

@@ -19,6 +19,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from loadtest.background import BackgroundLoad  # noqa: E402
+
 BOOTSTRAP = "10.91.1.11:9092,10.91.2.11:9092"
 GATES = re.compile(r"gates for (\S+): ([\d.]+) s before, ([\d.]+) s after")
 RESTARTS = 3
@@ -47,30 +51,18 @@ def rolling_restart(number, smoke):
 
 def main():
     (REPO / "reports").mkdir(exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="restart-drill-"))
-    report, stop, ready = work / "load.json", work / "stop", work / "ready"
-    load = subprocess.Popen(
-        [sys.executable, "-m", "loadtest", "--bootstrap-servers", BOOTSTRAP, "--topic", "load",
-         "--dc", "dc1", "--dc", "dc2", "--rate", "200", "--duration", "3600",
-         "--report", str(report), "--stop-file", str(stop), "--ready-file", str(ready)],
-        cwd=REPO,
-    )  # fmt: skip
+    load = BackgroundLoad(BOOTSTRAP, ["dc1", "dc2"], rate=200, workdir=tempfile.mkdtemp(prefix="restart-drill-"))
     figures = {"restarts": []}
+    load.start()
     try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            if time.monotonic() > deadline or load.poll() is not None:
-                raise SystemExit("the load harness never got an acknowledgement")
-            time.sleep(1)
         for number in range(1, RESTARTS + 1):
             result = rolling_restart(number, smoke=number == RESTARTS)
             print(f"restart {number}: {result}", flush=True)
             figures["restarts"].append(result)
         time.sleep(10)
     finally:
-        stop.touch()
-        load.wait(timeout=900)
-    figures["load"] = json.loads(report.read_text())
+        load.stop()
+    figures["load"] = load.report()
     out = REPO / "reports" / "restart-drill.json"
     out.write_text(json.dumps(figures, indent=2) + "\n")
     load_report = figures["load"]

@@ -4,17 +4,15 @@ The load harness (python -m loadtest) writes and reads through the whole
 restart; its verifier must find every acknowledged record in both DCs.
 """
 
-import json
 import re
-import subprocess
-import sys
 import time
 
 import pytest
 from kafka.admin import KafkaAdminClient
 
-from .conftest import playbook, start_times, wait_until
-from .inventory import REPO
+from loadtest.background import BackgroundLoad
+
+from .conftest import playbook, start_times
 
 
 @pytest.fixture
@@ -71,31 +69,27 @@ def test_a_gate_that_does_not_pass_stops_the_restart_before_the_node_goes_down(c
 
 
 def test_a_rolling_restart_under_load_loses_no_acknowledged_record(cluster, hosts, tmp_path, quorum_leader):
-    report, stop, ready = tmp_path / "load.json", tmp_path / "stop", tmp_path / "ready"
     dcs = sorted({b.rack for b in cluster.brokers})
-    load = subprocess.Popen(
-        [sys.executable, "-m", "loadtest", "--bootstrap-servers", cluster.bootstrap_servers, "--topic", "load",
-         *[a for dc in dcs for a in ("--dc", dc)], "--rate", "100", "--duration", "900",
-         "--report", str(report), "--stop-file", str(stop), "--ready-file", str(ready)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    load = BackgroundLoad(cluster.bootstrap_servers, dcs, rate=100, workdir=tmp_path, duration=900, capture=True)
     try:
-        assert wait_until(ready.exists, 60, 1), "the load never got an acknowledgement"
+        load.start()
+    except RuntimeError:
+        pytest.fail("the load never got an acknowledgement")
+    try:
         before = start_times(cluster, hosts)
         proc = playbook(cluster, "rolling-restart", kafka_restart_smoke_test=False, timeout=1800)
         assert proc.returncode == 0, proc.stdout[-4000:]
         after = start_times(cluster, hosts)
         time.sleep(5)  # some load after the last restart too
     finally:
-        stop.touch()
-        output, _ = load.communicate(timeout=600)
+        output = load.stop(timeout=600)
     assert restarted(before, after) == sorted(n.host for n in cluster.nodes)
     restarts = re.findall(r"TASK \[kafka : Restart the kafka service\].*?changed: \[(\S+)\]", proc.stdout, re.S)
     leader = next(c.host for c in cluster.controllers if c.node_id == quorum_leader)
     assert restarts[2] == leader, f"the quorum leader was not the last controller: {restarts}"
     assert set(restarts[3:]) == {b.host for b in cluster.brokers}
-    assert report.exists(), output
-    result = json.loads(report.read_text())
+    assert load.report_path.exists(), output
+    result = load.report()
     assert load.returncode == 0, output
     assert result["acknowledged"] > 0
     assert result["lost"] == 0, result

@@ -25,6 +25,13 @@ except ImportError as exc:  # reported by the modules with missing_required_lib
     IMPORT_ERROR = exc
 
 ERRORS_OK = (None, "OK", 0)
+
+# The connection options of every module that uses this adapter (see the
+# stretch.kafka.kafka_admin doc fragment).
+ARGUMENT_SPEC = {
+    "bootstrap_servers": {"type": "str", "required": True},
+    "client_config": {"type": "dict", "default": {}},
+}
 MATCH_ANY = 2  # DescribeClientQuotas match type: any entity of the type, default included
 
 
@@ -271,3 +278,21 @@ class Admin:
             if not running or time.monotonic() >= deadline:
                 return sorted(running)
             time.sleep(interval)
+
+
+def require(module):
+    """fail_json when kafka-python is missing where the module runs."""
+    if IMPORT_ERROR:
+        from ansible.module_utils.basic import missing_required_lib
+
+        module.fail_json(msg=missing_required_lib("kafka-python"), exception=str(IMPORT_ERROR))
+
+
+def connect(module, timeout=30):
+    """An Admin for the module's connection options, or fail_json saying why not."""
+    require(module)
+    servers = module.params["bootstrap_servers"]
+    try:
+        return Admin(servers, module.params["client_config"], timeout)
+    except Exception as exc:  # noqa: BLE001  any connection failure is reported as such
+        module.fail_json(msg=f"cannot connect to {servers}: {exc}")

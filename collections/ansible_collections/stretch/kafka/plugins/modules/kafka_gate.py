@@ -12,14 +12,6 @@ description:
     one gate of module_utils/gates.py. Polls until it passes; never sleeps a fixed time.
   - Never changes anything; runs in check mode too.
 options:
-  bootstrap_servers:
-    description: Brokers to connect to, host:port comma-separated.
-    type: str
-    required: true
-  client_config:
-    description: Extra kafka-python KafkaAdminClient settings (security_protocol, sasl_*, ssl_*).
-    type: dict
-    default: {}
   gate:
     description: The gate to check.
     type: str
@@ -44,8 +36,8 @@ options:
     description: When false, check once and report without failing (for a dry run).
     type: bool
     default: true
-requirements:
-  - kafka-python >= 3.0 on the host that runs the module (usually the controller)
+extends_documentation_fragment:
+  - stretch.kafka.kafka_admin
 """
 
 EXAMPLES = r"""
@@ -80,7 +72,7 @@ polls:
 
 import time  # noqa: E402  the documentation blocks come first, as in every Ansible module
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.stretch.kafka.plugins.module_utils import gates, kafka_admin  # noqa: E402
 
@@ -106,8 +98,7 @@ def poll(read, gate, node, max_lag, timeout, interval, wait, clock=time.monotoni
 def main():
     module = AnsibleModule(
         argument_spec={
-            "bootstrap_servers": {"type": "str", "required": True},
-            "client_config": {"type": "dict", "default": {}},
+            **kafka_admin.ARGUMENT_SPEC,
             "gate": {"type": "str", "required": True, "choices": list(gates.GATES)},
             "node_id": {"type": "int"},
             "timeout": {"type": "int", "default": 300},
@@ -118,8 +109,7 @@ def main():
         supports_check_mode=True,
         required_if=[("gate", g, ["node_id"]) for g in gates.GATES if g not in ("cluster_healthy", "writable")],
     )
-    if kafka_admin.IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("kafka-python"), exception=str(kafka_admin.IMPORT_ERROR))
+    kafka_admin.require(module)
     params = module.params
     admin = None
 

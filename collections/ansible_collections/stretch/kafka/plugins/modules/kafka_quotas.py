@@ -13,14 +13,6 @@ description:
     registered broker (rates) and every topic (all replicas).
   - Changes are first sent with validate_only; supports check mode and diff mode.
 options:
-  bootstrap_servers:
-    description: Brokers to connect to, host:port comma-separated.
-    type: str
-    required: true
-  client_config:
-    description: Extra kafka-python KafkaAdminClient settings (security_protocol, sasl_*, ssl_*).
-    type: dict
-    default: {}
   quotas:
     description:
       - Declared quotas, each C(entity) (C(user) and/or C(client-id), a name or C(<default>))
@@ -40,8 +32,8 @@ options:
     description: Seconds to wait for each admin request.
     type: int
     default: 30
-requirements:
-  - kafka-python >= 3.0 on the host that runs the module (usually the controller)
+extends_documentation_fragment:
+  - stretch.kafka.kafka_admin
 """
 
 EXAMPLES = r"""
@@ -66,7 +58,7 @@ changes:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, quotas  # noqa: E402
 
@@ -114,8 +106,7 @@ def run(module, admin, declared):
 def main():
     module = AnsibleModule(
         argument_spec={
-            "bootstrap_servers": {"type": "str", "required": True},
-            "client_config": {"type": "dict", "default": {}},
+            **kafka_admin.ARGUMENT_SPEC,
             "quotas": {"type": "list", "elements": "dict", "default": []},
             "remove_undeclared": {"type": "bool", "default": False},
             "replication_throttle": {"type": "dict"},
@@ -123,8 +114,6 @@ def main():
         },
         supports_check_mode=True,
     )
-    if kafka_admin.IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("kafka-python"), exception=str(kafka_admin.IMPORT_ERROR))
     try:
         declared = quotas.normalize(module.params["quotas"])
         throttle = module.params["replication_throttle"]
@@ -132,12 +121,7 @@ def main():
             quotas.throttle_plan(throttle.get("state"), throttle.get("rate"), {}, {})
     except quotas.QuotaError as exc:
         module.fail_json(msg=str(exc))
-    try:
-        admin = kafka_admin.Admin(
-            module.params["bootstrap_servers"], module.params["client_config"], module.params["timeout"]
-        )
-    except Exception as exc:  # noqa: BLE001  any connection failure is reported as such
-        module.fail_json(msg=f"cannot connect to {module.params['bootstrap_servers']}: {exc}")
+    admin = kafka_admin.connect(module, module.params["timeout"])
     try:
         module.exit_json(**run(module, admin, declared))
     finally:

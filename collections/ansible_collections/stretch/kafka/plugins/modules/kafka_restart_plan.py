@@ -11,14 +11,6 @@ description:
     order, controllers first with the active one last, then the brokers, optionally restricted
     to some DCs or hosts. Reads only.
 options:
-  bootstrap_servers:
-    description: Brokers to connect to, host:port comma-separated.
-    type: str
-    required: true
-  client_config:
-    description: Extra kafka-python KafkaAdminClient settings.
-    type: dict
-    default: {}
   controllers:
     description: Inventory records (C(host), C(node_id), C(rack)) of the controllers.
     type: list
@@ -39,8 +31,8 @@ options:
     type: list
     elements: str
     default: []
-requirements:
-  - kafka-python >= 3.0 on the host that runs the module (usually the controller)
+extends_documentation_fragment:
+  - stretch.kafka.kafka_admin
 """
 
 EXAMPLES = r"""
@@ -66,7 +58,7 @@ active_controller:
   type: int
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.stretch.kafka.plugins.module_utils import gates, kafka_admin  # noqa: E402
 
@@ -74,8 +66,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils import gates, kafka_
 def main():
     module = AnsibleModule(
         argument_spec={
-            "bootstrap_servers": {"type": "str", "required": True},
-            "client_config": {"type": "dict", "default": {}},
+            **kafka_admin.ARGUMENT_SPEC,
             "controllers": {"type": "list", "elements": "dict", "required": True},
             "brokers": {"type": "list", "elements": "dict", "required": True},
             "dcs": {"type": "list", "elements": "str", "default": []},
@@ -83,13 +74,8 @@ def main():
         },
         supports_check_mode=True,
     )
-    if kafka_admin.IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("kafka-python"), exception=str(kafka_admin.IMPORT_ERROR))
     params = module.params
-    try:
-        admin = kafka_admin.Admin(params["bootstrap_servers"], params["client_config"])
-    except Exception as exc:  # noqa: BLE001  any connection failure is reported as such
-        module.fail_json(msg=f"cannot connect to {params['bootstrap_servers']}: {exc}")
+    admin = kafka_admin.connect(module)
     try:
         leader = admin.quorum()["leader"]
     finally:

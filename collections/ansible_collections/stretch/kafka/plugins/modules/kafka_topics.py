@@ -15,14 +15,6 @@ description:
     bad declaration fails the task before anything on the cluster changes.
   - Supports check mode and diff mode.
 options:
-  bootstrap_servers:
-    description: Brokers to connect to, host:port comma-separated.
-    type: str
-    required: true
-  client_config:
-    description: Extra kafka-python KafkaAdminClient settings (security_protocol, sasl_*, ssl_*).
-    type: dict
-    default: {}
   brokers:
     description: Every broker of the inventory, as C(node_id) and C(rack); the placement uses these.
     type: list
@@ -57,8 +49,8 @@ options:
     description: Seconds to wait for each admin request.
     type: int
     default: 30
-requirements:
-  - kafka-python >= 3.0 on the host that runs the module (usually the controller)
+extends_documentation_fragment:
+  - stretch.kafka.kafka_admin
 """
 
 EXAMPLES = r"""
@@ -97,7 +89,7 @@ moved_replicas:
 
 import traceback  # noqa: E402  the documentation blocks come first, as in every Ansible module
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.stretch.kafka.plugins.module_utils import (  # noqa: E402
     kafka_admin,
@@ -239,8 +231,7 @@ def run(module, admin, declared):
 def main():
     module = AnsibleModule(
         argument_spec={
-            "bootstrap_servers": {"type": "str", "required": True},
-            "client_config": {"type": "dict", "default": {}},
+            **kafka_admin.ARGUMENT_SPEC,
             "brokers": {"type": "list", "elements": "dict", "required": True},
             "topics": {"type": "list", "elements": "dict", "default": []},
             "default_replication_factor": {"type": "int", "default": 4},
@@ -252,18 +243,11 @@ def main():
         },
         supports_check_mode=True,
     )
-    if kafka_admin.IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("kafka-python"), exception=str(kafka_admin.IMPORT_ERROR))
     try:
         declared = topics.normalize(module.params["topics"], module.params["default_replication_factor"])
     except topics.TopicError as exc:
         module.fail_json(msg=str(exc))
-    try:
-        admin = kafka_admin.Admin(
-            module.params["bootstrap_servers"], module.params["client_config"], module.params["timeout"]
-        )
-    except Exception as exc:  # noqa: BLE001  any connection failure is reported as such
-        module.fail_json(msg=f"cannot connect to {module.params['bootstrap_servers']}: {exc}")
+    admin = kafka_admin.connect(module, module.params["timeout"])
     try:
         module.exit_json(**run(module, admin, declared))
     except topics.TopicError as exc:
