@@ -7,6 +7,7 @@ import time
 
 import pytest
 import testinfra
+from confluent_kafka.admin import NewTopic
 
 from . import inventory
 
@@ -35,6 +36,33 @@ def wait_until(check, timeout=90, interval=2):
         if result or time.monotonic() > deadline:
             return result
         time.sleep(interval)
+
+
+def create_topic(admin, name, partitions, replication_factor, timeout=60):
+    """Create a topic with Kafka's own placement; return its metadata once every partition has a leader.
+
+    CreateTopics answers once the controllers have committed the topic. A
+    broker that has not applied that record yet answers Metadata for it with
+    UNKNOWN_TOPIC_OR_PART and no partitions, so whoever reads the partition
+    list straight after creating must wait until it is whole.
+    """
+    admin.create_topics([NewTopic(name, partitions, replication_factor)])[name].result(timeout=timeout)
+    answers = []
+
+    def whole():
+        topic = admin.list_topics(name, timeout=10).topics.get(name)
+        if topic is None or topic.error is not None:
+            answers.append(str(topic.error) if topic is not None else "topic missing from the reply")
+            return None
+        leaders = [p.leader for p in topic.partitions.values()]
+        if len(leaders) != partitions or min(leaders) < 0:
+            answers.append(f"{len(leaders)} partitions, leaders {leaders}")
+            return None
+        return topic
+
+    topic = wait_until(whole, timeout=timeout, interval=0.5)
+    assert topic, f"topic {name}: the metadata never showed {partitions} partitions with leaders; last: {answers[-3:]}"
+    return topic
 
 
 def playbook(cluster, name, *args, check=False, timeout=900, **extra):

@@ -14,10 +14,11 @@ import uuid
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 
 from smoke import records
 
+from .conftest import create_topic
 from .inventory import REPO
 
 
@@ -25,7 +26,7 @@ from .inventory import REPO
 def scratch_topic(cluster):
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config})
     name = f"verify-smoke-faults-{uuid.uuid4().hex[:8]}"
-    admin.create_topics([NewTopic(name, num_partitions=1, replication_factor=4)])[name].result(timeout=60)
+    create_topic(admin, name, partitions=1, replication_factor=4)
     yield name
     admin.delete_topics([name])[name].result(timeout=60)
 

@@ -13,12 +13,11 @@ from confluent_kafka.admin import (
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
-    NewTopic,
 )
 
 from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, placement
 
-from .conftest import playbook, wait_until
+from .conftest import create_topic, playbook, wait_until
 
 ORDERS = {"name": "it-orders", "partitions": 6, "configs": {"retention.ms": 3600000, "cleanup.policy": "delete"}}
 ORDERS8 = ORDERS | {"partitions": 8}  # once the growth test has run
@@ -132,8 +131,7 @@ def test_growing_a_topic_places_the_new_partitions_and_moves_none(cluster, admin
 
 def test_a_topic_with_kafkas_placement_is_moved_onto_the_dc_grouped_one_and_no_throttle_stays(cluster, admin, by_dc):
     # Kafka's own placement at RF 3: racks alternate, so the first two replicas are in different DCs.
-    admin.create_topics([NewTopic("it-legacy", 4, 3)])["it-legacy"].result()
-    assert wait_until(lambda: "it-legacy" in admin.list_topics(timeout=30).topics, 30, 1)
+    create_topic(admin, "it-legacy", partitions=4, replication_factor=3)
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", **cluster.client_config})
     for i in range(4000):
         producer.produce("it-legacy", value=b"x" * 512, key=str(i).encode())
@@ -152,7 +150,7 @@ def test_a_topic_with_kafkas_placement_is_moved_onto_the_dc_grouped_one_and_no_t
 
 
 def test_an_undeclared_topic_is_kept_unless_removal_is_asked_for(cluster, admin):
-    admin.create_topics([NewTopic("it-stray", 1, 4)])["it-stray"].result()
+    create_topic(admin, "it-stray", partitions=1, replication_factor=4)
     declared = [ORDERS8, {"name": "it-legacy", "partitions": 4}]
     assert playbook(cluster, "topics", kafka_topics=declared).returncode == 0
     assert "it-stray" in admin.list_topics(timeout=30).topics
