@@ -1,21 +1,31 @@
 # The two commands in the README:
 #   make demo   set up this machine, bring up the local 2.5-DC cluster, show it, smoke-test it
-#   make test   lint, unit and preflight tests, `molecule test` of the full topology and of the failover drill
+#   make test   lint and unit tests first (minutes), then `molecule test`: the full topology,
+#               its idempotence, the smoke test, the integration tests and the drills on one testbed
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+# The stretch.kafka collection, the smoke job and the load harness, for the
+# scripts and drills (pytest reads the same list from pyproject.toml).
+export PYTHONPATH := $(CURDIR)/collections:$(CURDIR)/roles/kafka_smoke/files:$(CURDIR)
 LOCAL := -i inventories/local
 
-.PHONY: demo test setup up converge status smoke verify down lint unit molecule bench bench-topics drill-restart drill-failover
+.PHONY: demo test setup setup-python setup-testbed up converge status smoke verify drills down lint unit molecule \
+        bench bench-topics drill-restart drill-failover docs
 
 demo: setup up converge smoke
 
-test: setup lint unit molecule
+test: setup-python lint unit setup-testbed molecule
 
-# OS packages, podman settings, the virtualenv, the Kafka archive and the node image.
-setup:
+setup: setup-python setup-testbed
+
+# OS packages, podman's settings and the virtualenv.
+setup-python:
 	testbed/setup-host.sh
+
+# The Kafka archive and jars from Maven Central, and the node image.
+setup-testbed:
 	testbed/build-kafka-archive.sh
 	testbed/fetch-jars.sh
 	testbed/build-image.sh
@@ -35,9 +45,13 @@ status:
 smoke:
 	ansible-playbook $(LOCAL) playbooks/smoke-test.yml
 
-# The integration checks against the running testbed (Molecule's verify step).
+# The integration tests against the running testbed.
 verify:
 	python -m pytest -p no:cacheprovider -q tests/integration
+
+# The drills that run in `make test`, against the running testbed.
+drills:
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py
 
 down:
 	ansible-playbook $(LOCAL) testbed/down.yml
@@ -51,31 +65,28 @@ lint:
 unit:
 	python -m pytest -p no:cacheprovider -q tests/unit tests/preflight
 
-# The default scenario (deploy, idempotence, smoke test, integration tests),
-# then the DC failover drill on a fresh testbed.
+# One testbed: destroy, syntax, create, converge, idempotence, verify (the
+# smoke test, the integration tests, the drills), destroy.
 molecule:
 	molecule test
-	molecule test -s failover
 
-# Prints converge, smoke-test and molecule wall times, the idempotence changed count,
-# the smoke test's locality and step times, and the testbed's peak memory. Recreates the testbed.
+# Docs generated from the roles' argument specs (a unit test fails when they differ).
+docs:
+	python scripts/docs_variables.py > docs/variables.md
+
+# Fresh and no-op converge times and their ratio (the no-op must change
+# nothing), the smoke test's figures and the testbed's peak memory.
+# Recreates the testbed.
 bench: setup
 	python scripts/bench.py
 
-# Topics and quotas figures against the running testbed (make up converge):
-# placement time and replicas moved, bytes copied by a reassignment against the
-# minimum, and the wall time of a no-op reconcile over 200 topics and 50 quotas.
+# Topics and quotas figures against the running testbed (make up converge).
 bench-topics:
 	python scripts/bench_topics.py
 
-# Three rolling restarts in a row under load, against the running testbed:
-# records lost (must be 0), reordering, produce errors, latency and stalls,
-# and each restart's wall time and time spent in gates.
+# Three rolling restarts in a row under load, against the running testbed.
 drill-restart:
-	python scripts/restart_drill.py
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_restart_drill.py
 
-# The DC failover drill under load, against the running testbed: lose dc2,
-# bring it back under the replication throttle, lose the tiebreaker, cut dc1
-# from dc2; failover and recovery seconds, records lost (must be 0).
-drill-failover:
-	python scripts/failover_drill.py
+# The DC failover drill under load, against the running testbed.
+drill-failover: drills

@@ -7,8 +7,9 @@ Runs until --duration seconds or --max-records have passed, or the stop file
 appears, or it gets SIGTERM. Then every reader reads up to the end offsets, and
 the report says how many acknowledged records each DC's reader did not find
 (must be 0), how many came out of order, the produce errors the application
-saw, the produce latency and the longest stall. Exits 0 only when nothing
-acknowledged was lost or reordered.
+saw, the writes neither acknowledged nor failed, the produce latency and the
+longest stall. Exits 0 only when nothing acknowledged was lost or reordered
+and every write was acknowledged.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import uuid
 from pathlib import Path
 
 from confluent_kafka import Consumer
+from smoke.checks import read_client_config
 
 from . import harness, verify
 
@@ -45,7 +47,7 @@ def parse_args(argv=None):
         help="append a line NAME (now) or NAME@SECONDS (CLOCK_MONOTONIC) to mark a moment (a DC lost, healed, ...);"
         " the report breaks the run down by mark",
     )
-    p.add_argument("--client-property", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--client-config", metavar="FILE", help="client settings (security) as key=value lines")
     return p.parse_args(argv)
 
 
@@ -72,7 +74,7 @@ def locality(rx_bytes, racks, dc):
 
 
 def run(args):
-    client = dict(kv.split("=", 1) for kv in args.client_property)
+    client = read_client_config(args.client_config)
     config = {"bootstrap.servers": args.bootstrap_servers, **client}
     probe = Consumer({"group.id": "loadtest-meta", **config})
     try:
@@ -113,7 +115,12 @@ def run(args):
     for reader in readers:
         reader.join()
     report = verify.judge(
-        producer.acks, producer.errors, {r.dc: r.records for r in readers}, producer.started, producer.finished
+        producer.acks,
+        producer.errors,
+        {r.dc: r.records for r in readers},
+        producer.started,
+        producer.finished,
+        sent=producer.sent,
     )
     racks = broker_racks(config, args.topic)
     for reader in readers:
@@ -139,7 +146,7 @@ def main(argv=None):
     path.write_text(json.dumps(report, indent=2) + "\n")
     print(
         f"loadtest: {report['acknowledged']} acknowledged, lost {report['lost']}, reordered {report['reordered']}, "
-        f"duplicates {report['duplicates']}, "
+        f"duplicates {report['duplicates']}, unconfirmed {report['unconfirmed']}, "
         f"produce errors {report['produce_errors']}, latency p99 {report['latency_p99_ms']} ms "
         f"max {report['latency_max_ms']} ms, longest stall {report['longest_stall_seconds']} s; report {path}"
     )

@@ -16,9 +16,14 @@ class BackgroundLoad:
 
     marks: also pass a marks file (mark() appends to it). capture: keep its
     output (returned by stop()) instead of letting it go to this process's.
+    client_config_file: the client settings (credentials) as a key=value file,
+    never on the command line.
     """
 
-    def __init__(self, bootstrap_servers, dcs, rate, workdir, topic="load", duration=3600, marks=False, capture=False):
+    def __init__(
+        self, bootstrap_servers, dcs, rate, workdir, topic="load", duration=3600, marks=False, capture=False,
+        client_config_file=None,
+    ):  # fmt: skip
         workdir = Path(workdir)
         self.report_path, self.stop_path, self.ready_path = workdir / "load.json", workdir / "stop", workdir / "ready"
         self.marks_path = workdir / "marks" if marks else None
@@ -27,6 +32,7 @@ class BackgroundLoad:
             *[arg for dc in dcs for arg in ("--dc", dc)], "--rate", str(rate), "--duration", str(duration),
             "--report", str(self.report_path), "--stop-file", str(self.stop_path),
             "--ready-file", str(self.ready_path),
+            *(["--client-config", str(client_config_file)] if client_config_file else []),
             *(["--marks-file", str(self.marks_path)] if marks else []),
         ]  # fmt: skip
         self.capture = capture

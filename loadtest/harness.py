@@ -31,6 +31,7 @@ class LoadProducer(threading.Thread):
             **config,
         }
         self.acks, self.errors = [], []
+        self.sent = 0
         self.started = self.finished = None
         self._halt = threading.Event()
 
@@ -61,6 +62,7 @@ class LoadProducer(threading.Thread):
                     break
                 next_seq[p] += 1
                 sent += 1
+                self.sent = sent
             producer.poll(0.01)
         producer.flush(330)
         self.finished = time.monotonic()

@@ -90,10 +90,16 @@ def windows(marks, acks, reads, rx, racks, end):
     return out
 
 
-def judge(acks, errors, reads, start, end):
+def judge(acks, errors, reads, start, end, sent=None):
+    """The verdict of a run. sent: records handed to the producer (default: as many as were confirmed or failed)."""
     latencies = [a[4] - a[3] for a in acks]
+    sent = len(acks) + len(errors) if sent is None else sent
     report = {
+        "sent": sent,
         "acknowledged": len(acks),
+        # Neither acknowledged nor failed when the producer gave up waiting:
+        # a write whose fate is unknown is not a pass.
+        "unconfirmed": sent - len(acks) - len(errors),
         "produce_errors": len(errors),
         "produce_error_kinds": sorted({e for _, e in errors}),
         "latency_p50_ms": round(percentile(latencies, 0.50) * 1000, 1),
@@ -143,5 +149,11 @@ def judge(acks, errors, reads, start, end):
     # A record written twice (an unacknowledged first copy, then the retry)
     # is not a lost or reordered acknowledged write; it is reported apart.
     report["duplicates"] = max((d["duplicates"] for d in report["dcs"].values()), default=0)
-    report["ok"] = bool(reads) and report["lost"] == 0 and report["reordered"] == 0
+    report["ok"] = (
+        bool(reads)
+        and report["lost"] == 0
+        and report["reordered"] == 0
+        and report["produce_errors"] == 0
+        and report["unconfirmed"] == 0
+    )
     return report

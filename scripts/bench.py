@@ -1,9 +1,10 @@
-"""Benchmark of the local testbed: converge, smoke test and Molecule wall times, idempotence, peak memory.
+"""Benchmark of the local testbed: fresh and no-op converge, their ratio, the smoke test, peak memory.
 
-Run with `make bench`. It recreates the testbed, so it takes about as long as
-two `make demo` runs plus one `make test`'s Molecule stage. Figures go to
-stdout and to reports/bench.json. The machine is shared and noisy: compare the
-ratios measured in one run rather than absolute times across runs.
+Run with `make bench`. It recreates the testbed. The no-op converge must
+report changed=0 and take at most MAX_NOOP_RATIO of the fresh one; the bench
+fails otherwise. Figures go to stdout and to reports/bench.json. The machine
+is shared and noisy: compare the ratios measured in one run rather than
+absolute times across runs.
 """
 
 from __future__ import annotations
@@ -12,13 +13,12 @@ import json
 import re
 import subprocess
 import threading
-import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-LOCAL = ["-i", "inventories/local"]
+from tests.playbook import REPO, run
+
+LOCAL = REPO / "inventories/local"
+MAX_NOOP_RATIO = 0.35
 UNITS = {"B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
-RECAP = re.compile(r"^(\S+)\s+:\s+ok=\d+\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 
 
 def to_bytes(text):
@@ -54,24 +54,14 @@ class MemorySampler(threading.Thread):
         self.join()
 
 
-def timed(name, cmd, figures):
-    print(f"bench: {name}: {' '.join(cmd)}", flush=True)
-    start = time.monotonic()
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    seconds = time.monotonic() - start
-    log = REPO / "reports" / f"bench-{name}.log"
-    log.write_text(proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        raise SystemExit(f"bench: {name} failed (rc={proc.returncode}); see {log}")
-    figures[f"{name}_seconds"] = round(seconds, 1)
-    return proc.stdout
-
-
-def changed_count(output):
-    recap = RECAP.findall(output)
-    if not recap:
-        raise SystemExit("bench: no PLAY RECAP in the converge output")
-    return sum(int(changed) for _, changed, _, _ in recap)
+def timed(name, playbook, figures, inventory=LOCAL):
+    print(f"bench: {name}: {playbook}", flush=True)
+    result = run(inventory, playbook, log_dir=REPO / "reports" / "bench")
+    if not result.ok:
+        raise SystemExit(f"bench: {name} failed (rc={result.returncode}); see {result.log}")
+    figures[f"{name}_seconds"] = result.seconds
+    figures[f"{name}_changed"] = result.changed
+    return result
 
 
 def smoke_figures(report):
@@ -93,30 +83,25 @@ def smoke_figures(report):
 def main():
     (REPO / "reports").mkdir(exist_ok=True)
     figures = {}
-    subprocess.run(["ansible-playbook", *LOCAL, "testbed/down.yml"], cwd=REPO, capture_output=True, check=True)
+    if not run(LOCAL, "testbed/down.yml").ok:
+        raise SystemExit("bench: testbed/down.yml failed")
     sampler = MemorySampler()
     sampler.start()
     try:
-        timed("testbed_up", ["ansible-playbook", *LOCAL, "testbed/up.yml"], figures)
-        figures["first_converge_changed"] = changed_count(
-            timed("first_converge", ["ansible-playbook", *LOCAL, "playbooks/site.yml"], figures)
-        )
-        figures["second_converge_changed"] = changed_count(
-            timed("second_converge", ["ansible-playbook", *LOCAL, "playbooks/site.yml"], figures)
-        )
-        timed("smoke_test", ["ansible-playbook", *LOCAL, "playbooks/smoke-test.yml"], figures)
+        timed("testbed_up", "testbed/up.yml", figures)
+        timed("fresh_converge", "site", figures)
+        timed("noop_converge", "site", figures)
+        timed("smoke_test", "smoke-test", figures)
         figures["smoke"] = smoke_figures(json.loads((REPO / "reports" / "smoke.json").read_text()))
         sampler.sample()
         figures["testbed_peak_memory_mib"] = round(sampler.peak_total / 2**20)
         figures["testbed_peak_memory_by_node_mib"] = {
             name: round(used / 2**20) for name, used in sorted(sampler.peak_by_container.items())
         }
-        timed("molecule_test", ["molecule", "test"], figures)
     finally:
         sampler.stop()
-    figures["second_to_first_converge_ratio"] = round(
-        figures["second_converge_seconds"] / figures["first_converge_seconds"], 2
-    )
+    ratio = figures["noop_converge_seconds"] / figures["fresh_converge_seconds"]
+    figures["noop_to_fresh_converge_ratio"] = round(ratio, 2)
     (REPO / "reports" / "bench.json").write_text(json.dumps(figures, indent=2) + "\n")
     print("\nbench results (also in reports/bench.json)")
     for key, value in figures.items():
@@ -126,8 +111,10 @@ def main():
                 print(f"    {name:<24} {v}")
         else:
             print(f"  {key:<36} {value}")
-    if figures["second_converge_changed"] != 0:
+    if figures["noop_converge_changed"] != 0:
         raise SystemExit("bench: the second converge changed something: the roles are not idempotent")
+    if figures["noop_to_fresh_converge_ratio"] > MAX_NOOP_RATIO:
+        raise SystemExit(f"bench: the no-op converge took more than {MAX_NOOP_RATIO} of the fresh one")
 
 
 if __name__ == "__main__":

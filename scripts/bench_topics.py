@@ -1,4 +1,4 @@
-"""Figures for topics and quotas as code: placement time, replicas and bytes moved, no-op reconcile time.
+"""Figures for topics and quotas as code: placement time and spread, replicas and bytes moved, no-op reconcile time.
 
 Run with `make bench-topics` against the running testbed (`make up converge`).
 Prints the figures and writes reports/bench-topics.json. It creates 200 topics,
@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
-from pathlib import Path
+import urllib.request
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "collections"))
+from confluent_kafka import Producer
 
-from confluent_kafka import Producer  # noqa: E402
+from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, nodes, placement, quotas, topics
+from tests import cluster as inventory
+from tests.playbook import REPO, run
 
-from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, placement, quotas, topics  # noqa: E402
-
-BOOTSTRAP = "10.91.1.11:9092,10.91.2.11:9092"
-BROKERS = {"dc1": [101, 102], "dc2": [201, 202]}
-RECAP = re.compile(r"^(\S+)\s+:\s+ok=\d+\s+changed=(\d+)", re.M)
+CLUSTER = inventory.load()
+BOOTSTRAP = CLUSTER.bootstrap_servers
+BROKERS = nodes.by_dc(nodes.with_role(CLUSTER.records, "broker"))
+METRICS_PORT = 7071
+REPLICATION_BYTES_OUT = "kafka_server_brokertopicmetrics_replicationbytesout_total"
 TOPICS = [{"name": f"bench-{i:03d}", "partitions": 2, "configs": {"retention.ms": 3600000 + i}} for i in range(200)]
 QUOTAS = [
     {"entity": {"client-id": f"bench-{i:02d}"}, "quotas": {"producer_byte_rate": 1048576 + i, "request_percentage": 50}}
@@ -34,13 +33,10 @@ LEGACY = "bench-legacy"
 
 
 def playbook(name, **extra):
-    start = time.monotonic()
-    cmd = ["ansible-playbook", "-i", "inventories/local", f"playbooks/{name}.yml", "-e", json.dumps(extra)]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
-    seconds = time.monotonic() - start
-    if proc.returncode:
-        raise SystemExit(f"{name}.yml failed:\n{proc.stdout[-4000:]}")
-    return seconds, sum(int(n) for _, n in RECAP.findall(proc.stdout))
+    result = run(CLUSTER.inventory, name, log_dir=REPO / "reports" / "bench-topics", **extra)
+    if not result.ok:
+        raise SystemExit(f"{name}.yml failed; see {result.log}")
+    return result.seconds, result.changed
 
 
 def placement_figures():
@@ -74,6 +70,34 @@ def partition_bytes(admin, topic):
     return sizes
 
 
+def replication_bytes_out():
+    """{broker: bytes it has sent to follower replicas}, from each broker's own counter (JMX exporter)."""
+    out = {}
+    for node in CLUSTER.brokers:
+        text = urllib.request.urlopen(f"http://{node.address}:{METRICS_PORT}/metrics", timeout=10).read().decode()
+        found = re.search(
+            r"^kafka_server_brokertopicmetrics_replicationbytesout_total(?:\{\})? ([0-9.eE+-]+)$", text, re.M
+        )
+        if not found:
+            raise SystemExit(f"bench: broker {node.node_id} exports no {REPLICATION_BYTES_OUT}")
+        out[node.node_id] = float(found.group(1))
+    return out
+
+
+def spread(admin):
+    """Per broker, the preferred leaders and replicas it holds over every topic, and their max - min."""
+    load = placement.cluster_load(t["partitions"] for t in admin.topics().values())
+    every = [n.node_id for n in CLUSTER.brokers]
+    leaders = {b: load["leaders"][b] for b in every}
+    replicas = {b: load["replicas"][b] for b in every}
+    return {
+        "leaders_per_broker": leaders,
+        "replicas_per_broker": replicas,
+        "leaders_spread": max(leaders.values()) - min(leaders.values()),
+        "replicas_spread": max(replicas.values()) - min(replicas.values()),
+    }
+
+
 def reassignment_figures(admin):
     admin.client.create_topics({LEGACY: {"num_partitions": 4, "replication_factor": 3}})
     time.sleep(2)
@@ -83,20 +107,26 @@ def reassignment_figures(admin):
         if i % 1000 == 0:
             producer.poll(0)
     assert producer.flush(120) == 0
-    before = partition_bytes(admin, LEGACY)
+    time.sleep(5)  # followers caught up: the counters below move only for the reassignment's copies
+    on_disk = partition_bytes(admin, LEGACY)
     layout = admin.topics()[LEGACY]["partitions"]
-    per_partition = {p: max(size for (_, q), size in before.items() if q == p) for p in layout}
+    per_partition = {p: max(size for (_, q), size in on_disk.items() if q == p) for p in layout}
+    counters_before = replication_bytes_out()
     declared = [*TOPICS, {"name": LEGACY, "partitions": 4}]
-    seconds, _ = playbook("topics", kafka_topics=declared, kafka_replication_throttle_rate=4 * 1048576)
-    after = partition_bytes(admin, LEGACY)
-    copied = sum(size for key, size in after.items() if key not in before)
+    seconds, _ = playbook("topics", kafka_topics=declared, kafka_admin_replication_throttle_rate=4 * 1048576)
+    counters_after = replication_bytes_out()
     target = admin.topics()[LEGACY]["partitions"]
+    moved = placement.moved_replicas(layout, target)
+    # Each new replica needs one copy of its partition's log: the minimum, from
+    # the logs on disk; what was copied, from the leaders' own byte counters.
+    minimum = sum(per_partition[p] for p in target for _ in set(target[p]) - set(layout[p]))
+    copied = sum(counters_after[b] - counters_before.get(b, 0.0) for b in counters_after)
     return {
         "reassignment_rf3_to_rf4_seconds_at_4_MiB_per_s": round(seconds, 1),
-        "reassignment_replicas_moved": placement.moved_replicas(layout, target),
-        "reassignment_bytes_copied": copied,
-        # Each partition must gain exactly one replica: one copy of its data.
-        "reassignment_bytes_minimum": sum(per_partition.values()),
+        "reassignment_replicas_moved": moved,
+        "reassignment_bytes_copied_by_the_brokers_counters": int(copied),
+        "reassignment_bytes_minimum_from_the_logs": minimum,
+        "reassignment_copied_to_minimum_ratio": round(copied / minimum, 3) if minimum else None,
         "placement_violations_after": placement.violations(target, BROKERS),
     }
 
@@ -135,6 +165,7 @@ def main():
         create_topics, changed = playbook("topics", **extra)
         create_quotas, _ = playbook("quotas", **extra)
         figures["create_200_topics_playbook_seconds"] = round(create_topics, 1)
+        figures["after_creating_200_topics"] = spread(admin)
         figures["create_50_quotas_playbook_seconds"] = round(create_quotas, 1)
         time.sleep(2)
         noop_topics, changed_topics = playbook("topics", **extra)

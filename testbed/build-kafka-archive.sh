@@ -6,12 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-defaults=../roles/kafka/defaults/main.yml
-version=$(sed -n 's/^kafka_version: "\(.*\)"$/\1/p' "$defaults")
-scala=$(sed -n 's/^kafka_scala_version: "\(.*\)"$/\1/p' "$defaults")
+defaults=../roles/kafka_node/defaults/main.yml
+version=$(sed -n 's/^kafka_node_version: "\(.*\)"$/\1/p' "$defaults")
+scala=$(sed -n 's/^kafka_node_scala_version: "\(.*\)"$/\1/p' "$defaults")
 name="kafka_${scala}-${version}"
 archive="dist/${name}.tgz"
-[ -n "$version" ] && [ -n "$scala" ] || { echo "cannot read kafka_version from $defaults" >&2; exit 1; }
+[ -n "$version" ] && [ -n "$scala" ] || { echo "cannot read kafka_node_version from $defaults" >&2; exit 1; }
 if [ -f "$archive" ] && [ "$archive" -nt kafka-dist/pom.xml ] && [ "$archive" -nt "$0" ]; then
   exit 0
 fi

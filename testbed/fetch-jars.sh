@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Fetches the JVM artifacts besides Kafka itself from Maven Central into dist/:
 #   dist/jmx_prometheus_javaagent-<v>.jar  the brokers' metrics agent (the testbed
-#                                          installs it through kafka_metrics_agent_src)
+#                                          installs it through kafka_node_metrics_agent_src)
 #   dist/spark-jars/                       spark-sql-kafka and its runtime dependencies,
 #                                          for the PySpark smoke job
-# Versions: kafka_metrics_agent_version in the kafka role, pyspark in requirements.txt.
+# Versions: kafka_node_metrics_agent_version in the kafka role, pyspark in requirements.txt.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-agent=$(sed -n 's/^kafka_metrics_agent_version: "\(.*\)"$/\1/p' ../roles/kafka/defaults/main.yml)
+agent=$(sed -n 's/^kafka_node_metrics_agent_version: "\(.*\)"$/\1/p' ../roles/kafka_node/defaults/main.yml)
 spark=$(sed -n 's/^pyspark==\(.*\)$/\1/p' ../requirements.txt)
 [ -n "$agent" ] && [ -n "$spark" ] || { echo "fetch-jars: cannot read the pinned versions" >&2; exit 1; }
 mkdir -p dist

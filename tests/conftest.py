@@ -1,8 +1,19 @@
-"""Makes the stretch.kafka collection (ansible_collections.stretch.kafka) and the smoke package importable."""
+"""Fixtures shared by the integration tests and the drills: the cluster the inventory describes, and its hosts."""
 
-import sys
-from pathlib import Path
+import pytest
+import testinfra
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "collections"))
-sys.path.insert(0, str(REPO))
+from tests import cluster as inventory
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    return inventory.load()
+
+
+@pytest.fixture(scope="session")
+def hosts(cluster):
+    """testinfra hosts, reached over SSH as Ansible reaches them."""
+    return {
+        node.host: testinfra.get_host(node.testinfra_spec()[0], **node.testinfra_spec()[1]) for node in cluster.nodes
+    }

@@ -3,27 +3,18 @@
 Runs against a converged cluster (Molecule's verify step, or `make verify`).
 """
 
+import ipaddress
 import uuid
 from collections import Counter
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
+from kafka.admin import KafkaAdminClient
 
-from ansible_collections.stretch.kafka.plugins.module_utils import health
-
-from .conftest import create_topic, wait_until
+from tests.cluster import create_topic, wait_until
 
 MESSAGES = 500
-
-
-def kafka_cli(host, command, *args):
-    """Run a Kafka tool on a node, connecting with the settings the playbooks use.
-
-    command is the tool and, for tools that have them, its subcommand
-    ("kafka-cluster list-endpoints"): the connection options follow it.
-    """
-    return host.run(" ".join([command, "--command-config", "/etc/kafka/client.properties", *args]))
 
 
 def test_every_node_runs_enabled_under_systemd(cluster, hosts):
@@ -42,7 +33,7 @@ def test_process_roles_are_separate_and_brokers_carry_their_dc(cluster, hosts):
         )
         assert props["process.roles"] == ",".join(node.roles)
         if "broker" in node.roles:
-            assert props["broker.rack"] == node.rack
+            assert props["broker.rack"] == node.dc
             assert props["replica.selector.class"] == "org.apache.kafka.common.replica.RackAwareReplicaSelector"
             assert props["default.replication.factor"] == "4"
         else:
@@ -57,50 +48,46 @@ def test_every_node_belongs_to_the_same_cluster(cluster, hosts):
     assert len(set(ids.values())) == 1, ids
 
 
-def test_quorum_has_a_leader_and_caught_up_voters_in_three_dcs(cluster, hosts):
-    controller = hosts[cluster.controllers[0].host]
-    voter_dcs = {n.node_id: n.rack for n in cluster.controllers}
-
-    def problems():
-        status = kafka_cli(
-            controller,
-            "kafka-metadata-quorum",
-            "--bootstrap-controller",
-            cluster.bootstrap_controllers,
-            "describe",
-            "--status",
-        )
-        replication = kafka_cli(
-            controller,
-            "kafka-metadata-quorum",
-            "--bootstrap-controller",
-            cluster.bootstrap_controllers,
-            "describe",
-            "--replication",
-        )
-        if status.rc or replication.rc:
-            return [status.stderr + replication.stderr]
-        s = health.parse_quorum_status(status.stdout)
-        r = health.parse_quorum_replication(replication.stdout)
-        return health.quorum_problems(s, r, voter_dcs, max_lag=5)
-
-    found = wait_until(lambda: not problems(), timeout=90)
-    assert found, problems()
-    assert len(set(voter_dcs.values())) == 3
+def dc_of_address(cluster, address):
+    """The DC whose testbed network holds the address (each DC is its own podman network)."""
+    for node in cluster.nodes:
+        if node.network and ipaddress.ip_address(address) in ipaddress.ip_network(node.network):
+            return node.dc
+    return None
 
 
-def test_every_broker_is_registered_unfenced_in_its_rack(cluster, hosts):
-    broker = hosts[cluster.brokers[0].host]
-    racks = {n.node_id: n.rack for n in cluster.brokers}
-    out = kafka_cli(
-        broker,
-        "kafka-cluster list-endpoints",
-        "--bootstrap-server",
-        cluster.bootstrap_servers,
-        "--include-fenced-brokers",
-    )
-    assert out.rc == 0, out.stderr
-    assert health.broker_problems(health.parse_endpoints(out.stdout), racks) == []
+def test_quorum_has_a_leader_and_caught_up_voters_in_three_dcs(cluster):
+    # Read with kafka-python's own DescribeQuorum through a broker, not with the
+    # roles' controller client; the voters' DCs come from where the cluster
+    # says they are (their endpoints), not from the inventory.
+    def quorum():
+        admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+        try:
+            return admin.describe_metadata_quorum()
+        finally:
+            admin.close()
+
+    def settled():
+        state = quorum()["topics"][0]["partitions"][0]
+        voters = {v["replica_id"]: v["log_end_offset"] for v in state["current_voters"]}
+        end = voters.get(state["leader_id"])
+        return state if end is not None and all(end - leo <= 5 for leo in voters.values()) else None
+
+    state = wait_until(settled, timeout=90)
+    assert state, quorum()
+    voters = sorted(v["replica_id"] for v in state["current_voters"])
+    assert voters == sorted(n.node_id for n in cluster.controllers)
+    endpoints = {n["node_id"]: n["listeners"][0]["host"] for n in quorum()["nodes"]}
+    voter_dcs = {voter: dc_of_address(cluster, endpoints[voter]) for voter in voters}
+    assert None not in voter_dcs.values(), voter_dcs
+    assert len(set(voter_dcs.values())) == 3, voter_dcs
+
+
+def test_every_broker_is_registered_unfenced_in_its_dc(cluster):
+    # describe_cluster lists the registered, unfenced brokers with the rack each one published.
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config})
+    described = admin.describe_cluster(request_timeout=30).result(timeout=30)
+    assert {n.id: n.rack for n in described.nodes} == {n.node_id: n.dc for n in cluster.brokers}
 
 
 @pytest.fixture
@@ -114,11 +101,11 @@ def rf4_topic(cluster):
 
 def test_round_trip_with_acks_all_on_rf4_topic_returns_every_message(cluster, rf4_topic):
     topic, metadata = rf4_topic
-    racks = {n.node_id: n.rack for n in cluster.brokers}
+    dcs = {n.node_id: n.dc for n in cluster.brokers}
     assert len(metadata.partitions) == 4
     for partition in metadata.partitions.values():
-        per_dc = Counter(racks[r] for r in partition.replicas)
-        assert per_dc == dict.fromkeys(set(racks.values()), 2), f"partition {partition.id}: {partition.replicas}"
+        per_dc = Counter(dcs[r] for r in partition.replicas)
+        assert per_dc == dict.fromkeys(cluster.dcs, 2), f"partition {partition.id}: {partition.replicas}"
 
     acked, errors = [], []
 

@@ -5,41 +5,32 @@ source layered over the cluster's), then once without it. Each node's start
 time tells which nodes restarted. Leaves the cluster as it found it.
 """
 
-import os
-import subprocess
-
 import yaml
 
-from .conftest import ANSIBLE_PLAYBOOK, start_times
-from .inventory import REPO
+from tests.cluster import start_times
+from tests.playbook import run
 
 
 def converge(cluster, *extra_inventories):
-    sources = [arg for inv in (cluster.inventory, *extra_inventories) for arg in ("-i", str(inv))]
-    proc = subprocess.run(
-        [ANSIBLE_PLAYBOOK, *sources, "playbooks/site.yml"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1"),
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return proc.stdout
+    proc = run([cluster.inventory, *extra_inventories], "site")
+    assert proc.returncode == 0, proc.text[-3000:] + proc.stderr[-3000:]
+    return proc
 
 
 def test_changed_configuration_restarts_only_that_node(cluster, hosts, tmp_path):
     target = str(cluster.brokers[-1].host)
     overlay = tmp_path / "overlay.yml"
     overlay.write_text(
-        yaml.safe_dump({"all": {"hosts": {target: {"kafka_broker_properties": {"num.network.threads": 5}}}}})
+        yaml.safe_dump({"all": {"hosts": {target: {"kafka_node_broker_properties": {"num.network.threads": 5}}}}})
     )
     before = start_times(cluster, hosts)
 
-    converge(cluster, overlay)
+    first = converge(cluster, overlay)
     changed = start_times(cluster, hosts)
     assert "num.network.threads=5" in hosts[target].file("/etc/kafka/server.properties").content_string
     assert [h for h in before if before[h] != changed[h]] == [target]
+    # The restart went through the gates, like a rolling restart's.
+    assert [r["host"] for r in first.stats["kafka_restarts"]] == [target]
 
     converge(cluster)
     restored = start_times(cluster, hosts)

@@ -15,11 +15,11 @@ import uuid
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
-
 from smoke import records
 
-from .conftest import create_topic
-from .inventory import REPO
+from tests.cluster import REPO, create_topic
+
+JOB = REPO / "roles/kafka_smoke/files/smoke/job.py"
 
 
 @pytest.fixture
@@ -58,8 +58,8 @@ def test_the_spark_job_reports_each_kind_of_fault(cluster, scratch_topic, tmp_pa
     proc = subprocess.run(
         [os.path.join(os.path.dirname(sys.executable), "spark-submit"), "--master", "local[2]",
          "--jars", ",".join(str(j) for j in sorted((REPO / "testbed/dist/spark-jars").glob("*.jar"))),
-         str(REPO / "smoke/job.py"), "--manifest", str(manifest), "--bootstrap-servers", cluster.bootstrap_servers,
-         "--client-rack", cluster.brokers[0].rack, "--out", str(seen_path)],
+         str(JOB), "--manifest", str(manifest), "--bootstrap-servers", cluster.bootstrap_servers,
+         "--client-rack", cluster.brokers[0].dc, "--out", str(seen_path)],
         cwd=REPO, capture_output=True, text=True, timeout=600,
         env=dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable),
     )  # fmt: skip

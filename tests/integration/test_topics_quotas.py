@@ -4,9 +4,11 @@ The state is read back with confluent-kafka, not with the modules' own client.
 """
 
 import json
+import re
 import time
 
 import pytest
+import yaml
 from confluent_kafka import Producer, TopicCollection
 from confluent_kafka.admin import (
     AdminClient,
@@ -16,8 +18,8 @@ from confluent_kafka.admin import (
 )
 
 from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, placement
-
-from .conftest import create_topic, playbook, wait_until
+from tests.cluster import create_topic, playbook, wait_until
+from tests.playbook import run
 
 ORDERS = {"name": "it-orders", "partitions": 6, "configs": {"retention.ms": 3600000, "cleanup.policy": "delete"}}
 ORDERS8 = ORDERS | {"partitions": 8}  # once the growth test has run
@@ -34,7 +36,7 @@ def admin(cluster):
 def by_dc(cluster):
     grouped = {}
     for broker in cluster.brokers:
-        grouped.setdefault(broker.rack, []).append(broker.node_id)
+        grouped.setdefault(broker.dc, []).append(broker.node_id)
     return grouped
 
 
@@ -51,7 +53,7 @@ def clean(cluster, admin):
     delete_test_topics(admin)
     yield
     delete_test_topics(admin)
-    playbook(cluster, "quotas", kafka_quotas=[], kafka_quotas_remove_undeclared=True)
+    playbook(cluster, "quotas", kafka_quotas=[], kafka_admin_remove_undeclared_quotas=True)
 
 
 def replicas(admin, topic):
@@ -85,13 +87,22 @@ def snapshot(admin, cluster):
     return {n: (replicas(admin, n), topic_configs(admin, n)) for n in names}, quotas
 
 
+def load_of_the_others(admin, name):
+    """What every topic but name puts on each broker, read with confluent-kafka: what the topic is placed against."""
+    names = [t for t in admin.list_topics(timeout=30).topics if t != name]
+    return placement.cluster_load({p: r for p, (r, _) in replicas(admin, t).items()} for t in names)
+
+
 def test_declared_topics_get_the_exact_dc_grouped_replica_lists_and_preferred_leaders(cluster, admin, by_dc):
+    load = load_of_the_others(admin, "it-orders")
     proc = playbook(cluster, "topics", kafka_topics=[ORDERS])
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    rack = {b.node_id: b.rack for b in cluster.brokers}
+    assert proc.returncode == 0, proc.text[-3000:]
+    rack = {b.node_id: b.dc for b in cluster.brokers}
+    created = {p: r for p, (r, _) in replicas(admin, "it-orders").items()}
+    assert created == placement.place(by_dc, 4, 6, load=load)
     for name, partitions in (("it-orders", 6), ("smoke", 4)):
         found = replicas(admin, name)
-        assert {p: r for p, (r, _) in found.items()} == placement.place(by_dc, 4, partitions)
+        assert placement.violations({p: r for p, (r, _) in found.items()}, by_dc) == []
         preferred = [rack[r[0]] for r, _ in found.values()]
         assert sorted(preferred.count(dc) for dc in by_dc) == [partitions // 2] * 2, f"{name}: {preferred}"
     # A new topic is led by its preferred leaders (older ones may have seen restarts).
@@ -113,7 +124,7 @@ def test_config_drift_is_reported_in_check_mode_and_fixed_by_a_run(cluster, admi
     drifted = {"retention.ms": "1000", "segment.ms": "100000", "cleanup.policy": "delete"}
     assert wait_until(lambda: topic_configs(admin, "it-orders") == drifted, 30, 1)
     check = playbook(cluster, "topics", check=True, kafka_topics=[ORDERS])
-    assert check.returncode == 0, check.stdout[-3000:]
+    assert check.returncode == 0, check.text[-3000:]
     assert check.changed == 1
     assert "configs it-orders: set {'retention.ms': '3600000'}, remove ['segment.ms']" in check.text
     assert topic_configs(admin, "it-orders") == drifted, "check mode changed the topic"
@@ -123,10 +134,12 @@ def test_config_drift_is_reported_in_check_mode_and_fixed_by_a_run(cluster, admi
 
 def test_growing_a_topic_places_the_new_partitions_and_moves_none(cluster, admin, by_dc):
     before = replicas(admin, "it-orders")
+    load = load_of_the_others(admin, "it-orders")
     assert playbook(cluster, "topics", kafka_topics=[ORDERS8]).changed == 1
     after = replicas(admin, "it-orders")
     assert {p: after[p] for p in before} == before
-    assert {p: r for p, (r, _) in after.items()} == placement.place(by_dc, 4, 8)
+    current = {p: r for p, (r, _) in before.items()}
+    assert {p: r for p, (r, _) in after.items()} == placement.place(by_dc, 4, 8, current, load=load)
 
 
 def test_a_topic_with_kafkas_placement_is_moved_onto_the_dc_grouped_one_and_no_throttle_stays(cluster, admin, by_dc):
@@ -138,11 +151,13 @@ def test_a_topic_with_kafkas_placement_is_moved_onto_the_dc_grouped_one_and_no_t
     assert producer.flush(60) == 0
     before = {p: r for p, (r, _) in replicas(admin, "it-legacy").items()}
     assert placement.violations(before, by_dc), "Kafka's placement should break the DC rules"
+    load = load_of_the_others(admin, "it-legacy")
 
     proc = playbook(cluster, "topics", kafka_topics=[ORDERS8, {"name": "it-legacy", "partitions": 4}])
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert proc.returncode == 0, proc.text[-3000:]
     after = replicas(admin, "it-legacy")
-    assert {p: r for p, (r, _) in after.items()} == placement.place(by_dc, 4, 4, before)
+    assert {p: r for p, (r, _) in after.items()} == placement.place(by_dc, 4, 4, before, load=load)
+    assert placement.moved_replicas(before, {p: r for p, (r, _) in after.items()}) == 4, "one copy per partition"
     assert placement.violations({p: r for p, (r, _) in after.items()}, by_dc) == []
     assert all(leader == r[0] for r, leader in after.values())
     assert not any(k in THROTTLES for k in topic_configs(admin, "it-legacy")), "a throttle stayed on the topic"
@@ -159,8 +174,8 @@ def test_an_undeclared_topic_is_kept_unless_removal_is_asked_for(cluster, admin)
         for n, t in admin.list_topics(timeout=30).topics.items()
         if not n.startswith(("__", "it-"))
     ]
-    proc = playbook(cluster, "topics", kafka_topics=declared + others, kafka_topics_remove_undeclared=True)
-    assert "delete it-stray" in proc.text, proc.stdout[-3000:]
+    proc = playbook(cluster, "topics", kafka_topics=declared + others, kafka_admin_remove_undeclared_topics=True)
+    assert "delete it-stray" in proc.text, proc.text[-3000:]
     assert wait_until(lambda: "it-stray" not in admin.list_topics(timeout=30).topics, 60, 1)
     assert {"it-orders", "it-legacy", "smoke"} <= set(admin.list_topics(timeout=30).topics)
 
@@ -175,29 +190,54 @@ def test_an_undeclared_topic_is_kept_unless_removal_is_asked_for(cluster, admin)
         ),
         (
             "topics",
-            {"kafka_topics": [{"name": "it-new", "partitions": 1},
-                              {"name": "it-wide", "partitions": 1, "replication_factor": 5}]},
-            "topic 'it-wide': replication factor 5 is larger than the 4 brokers",
-        ),
-        (
-            "topics",
             {"kafka_topics": [{"name": "it-new", "partitions": 1}, ORDERS8 | {"partitions": 2}]},
             "topic 'it-orders': partitions cannot go down from 8 to 2",
         ),
-        (
-            "quotas",
-            {"kafka_quotas": [{"entity": {"user": "it"}, "quotas": {"producer_byte_rate": 1}},
-                              {"entity": {"group": "it"}, "quotas": {"producer_byte_rate": 1}}]},
-            "unknown entity type(s) ['group']",
-        ),
     ],
-    ids=["unknown config key", "RF larger than the brokers", "partition decrease", "unknown quota entity type"],
+    ids=["unknown config key", "partition decrease"],
 )  # fmt: skip
-def test_bad_input_fails_with_a_clear_error_and_changes_nothing(cluster, admin, name, extra, message):
+def test_what_only_the_cluster_can_refuse_fails_in_the_module_and_changes_nothing(cluster, admin, name, extra, message):
+    # Preflight cannot know these (the broker's config keys, the current partition
+    # count): the module must refuse them, before it changes anything.
     before = snapshot(admin, cluster)
     proc = playbook(cluster, name, **extra)
     assert proc.returncode != 0
-    assert message in proc.text, proc.stdout[-3000:]
+    failed = [task["task"]["name"] for task in proc.tasks if any(r.get("failed") for r in task["hosts"].values())]
+    assert len(failed) == 1
+    assert failed[0].endswith("Bring the cluster's topics to the declared partitions, configs and DC-grouped placement")
+    assert message in proc.text, proc.text[-3000:]
+    assert snapshot(admin, cluster) == before
+
+
+def call_module(cluster, tmp_path, module, args):
+    """One module task on the Ansible controller, with no preflight in front of it."""
+    play = [{"name": f"Call {module}", "hosts": "localhost", "gather_facts": False,
+             "tasks": [{"name": f"Call {module}", f"stretch.kafka.{module}": args}]}]  # fmt: skip
+    path = tmp_path / f"{module}.yml"
+    path.write_text(yaml.safe_dump(play))
+    return run(cluster.inventory, str(path))
+
+
+@pytest.mark.parametrize(
+    ("module", "args", "message"),
+    [
+        ("kafka_topics", {"topics": [{"name": "it-wide", "partitions": 1, "replication_factor": 5}]},
+         "topic 'it-wide': replication factor 5 is larger than the 4 brokers"),
+        ("kafka_quotas", {"quotas": [{"entity": {"group": "it"}, "quotas": {"producer_byte_rate": 1}}]},
+         "unknown entity type(s) ['group']"),
+    ],
+    ids=["RF larger than the brokers", "unknown quota entity type"],
+)  # fmt: skip
+def test_the_modules_refuse_bad_input_on_their_own_and_change_nothing(cluster, admin, tmp_path, module, args, message):
+    # Preflight refuses these too (tests/preflight); here they reach the module itself.
+    brokers = [{"node_id": n.node_id, "dc": n.dc} for n in cluster.brokers]
+    args = {"bootstrap_servers": cluster.bootstrap_servers, **args}
+    if module == "kafka_topics":
+        args["brokers"] = brokers
+    before = snapshot(admin, cluster)
+    proc = call_module(cluster, tmp_path, module, args)
+    assert proc.returncode != 0
+    assert message in proc.text, proc.text[-3000:]
     assert snapshot(admin, cluster) == before
 
 
@@ -244,13 +284,15 @@ def test_client_quotas_are_in_effect_and_reconciled_idempotently(cluster):
 def test_the_replication_throttle_is_applied_to_every_broker_and_topic_and_removed(cluster, admin):
     rate = "5242880"
     present = playbook(
-        cluster, "quotas", kafka_replication_throttle="present", kafka_replication_throttle_rate=int(rate)
+        cluster, "quotas", kafka_admin_replication_throttle="present", kafka_admin_replication_throttle_rate=int(rate)
     )
-    assert present.returncode == 0, present.stdout[-3000:]
+    assert present.returncode == 0, present.text[-3000:]
     assert present.changed == 1
     assert broker_rates(admin, cluster) == {b.node_id: dict.fromkeys(RATES, rate) for b in cluster.brokers}
-    again = playbook(cluster, "quotas", kafka_replication_throttle="present", kafka_replication_throttle_rate=int(rate))
-    assert again.changed == 0, again.stdout[-3000:]
+    again = playbook(
+        cluster, "quotas", kafka_admin_replication_throttle="present", kafka_admin_replication_throttle_rate=int(rate)
+    )
+    assert again.changed == 0, again.text[-3000:]
     for topic in ("smoke", "it-orders"):
         assert {k: v for k, v in topic_configs(admin, topic).items() if k in THROTTLES} == dict.fromkeys(THROTTLES, "*")
     absent = playbook(cluster, "quotas")
@@ -259,3 +301,49 @@ def test_the_replication_throttle_is_applied_to_every_broker_and_topic_and_remov
     assert broker_rates(admin, cluster) == {b.node_id: {} for b in cluster.brokers}
     assert not any(k in THROTTLES for k in topic_configs(admin, "smoke"))
     assert playbook(cluster, "quotas").changed == 0
+
+
+def cluster_min_isr(cluster, hosts):
+    """The cluster-wide min.insync.replicas, as Kafka's own kafka-configs reports it."""
+    out = hosts[cluster.brokers[0].host].check_output(
+        "kafka-configs --bootstrap-server localhost:9092 --command-config /etc/kafka/client.properties"
+        " --entity-type brokers --entity-default --describe"
+    )
+    found = re.search(r"min\.insync\.replicas=(\d+)", out)
+    return int(found.group(1)) if found else None
+
+
+def test_a_converge_puts_back_the_declared_cluster_wide_min_isr(cluster, hosts):
+    # With Eligible Leader Replicas the controllers enforce the dynamic,
+    # cluster-wide value, not server.properties: site.yml must own it.
+    hosts[cluster.brokers[0].host].check_output(
+        "kafka-configs --bootstrap-server localhost:9092 --command-config /etc/kafka/client.properties"
+        " --entity-type brokers --entity-default --alter --add-config min.insync.replicas=1"
+    )
+    assert wait_until(lambda: cluster_min_isr(cluster, hosts) == 1, 30, 1)
+    proc = playbook(cluster, "site")
+    assert proc.returncode == 0, proc.text[-3000:]
+    assert "cluster-wide min.insync.replicas: 1 -> 2" in proc.text
+    assert cluster_min_isr(cluster, hosts) == 2
+
+
+def test_a_topics_run_during_a_recovery_leaves_the_recovery_throttle_as_it_was(cluster, admin):
+    rate = 5242880
+    create_topic(admin, "it-moved", partitions=2, replication_factor=3)
+    assert playbook(
+        cluster, "quotas", kafka_admin_replication_throttle="present", kafka_admin_replication_throttle_rate=rate
+    ).ok
+    try:
+        proc = playbook(
+            cluster, "topics", kafka_topics=[ORDERS8, {"name": "it-legacy", "partitions": 4},
+                                             {"name": "it-moved", "partitions": 2}],
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.text[-3000:]
+        assert "reassign it-moved-0" in proc.text
+        assert broker_rates(admin, cluster) == {b.node_id: dict.fromkeys(RATES, str(rate)) for b in cluster.brokers}
+        for topic in ("it-moved", "smoke"):
+            assert {k: v for k, v in topic_configs(admin, topic).items() if k in THROTTLES} == dict.fromkeys(
+                THROTTLES, "*"
+            ), topic
+    finally:
+        assert playbook(cluster, "quotas").ok

@@ -1,57 +1,81 @@
-"""The rolling restart's health gates and its order, on crafted cluster snapshots."""
+"""The health judge: every gate on crafted snapshots, failing closed, its poll, its report, and the restart order."""
 
 import pytest
 
-from ansible_collections.stretch.kafka.plugins.module_utils.gates import GateError, check, restart_order
+from ansible_collections.stretch.kafka.plugins.module_utils.gates import (
+    GateError,
+    check,
+    poll,
+    report,
+    restart_order,
+)
 
 ALL = [101, 102, 201, 202]
+DC = {101: "dc1", 102: "dc1", 201: "dc2", 202: "dc2"}
+EXPECTED = {"controllers": {1: "dc1", 2: "dc2", 3: "dc3"}, "brokers": DC, "topics": ["t"]}
 
 
 def snapshot(isr=None, leader=101, quorum_leader=1, voters=None, brokers=None, min_isr=2):
     isr = {0: ALL, 1: ALL} if isr is None else isr
     return {
+        "cluster_id": "abc",
         "partitions": [
             {"topic": "t", "partition": p, "leader": leader, "replicas": ALL, "isr": members}
             for p, members in isr.items()
         ],
         "min_isr": {"t": min_isr},
-        "brokers": brokers if brokers is not None else {b: {"rack": "x", "fenced": False} for b in ALL},
-        "quorum": {"leader": quorum_leader, "voters": voters if voters is not None else {1: 50, 2: 50, 3: 50}},
+        "brokers": brokers if brokers is not None else {b: {"dc": DC[b], "fenced": False} for b in ALL},
+        "quorum": {
+            "leader": quorum_leader,
+            "epoch": 4,
+            "voters": voters if voters is not None else {1: 50, 2: 50, 3: 50},
+            "observers": {},
+        },
+        "errors": [],
     }
+
+
+def gate(name, snap, node=None, max_lag=0, expected=EXPECTED):
+    return check(name, snap, expected, node, max_lag)
 
 
 def test_a_healthy_cluster_passes_every_gate():
     healthy = snapshot()
-    for gate, node in (("broker_down_safe", 101), ("broker_back", 101), ("controller_down_safe", 1),
-                       ("controller_back", 1), ("cluster_healthy", None)):  # fmt: skip
-        assert check(gate, healthy, node) == [], gate
+    for name, node in (("broker_down_safe", 101), ("broker_back", 101), ("controller_down_safe", 1),
+                       ("controller_back", 1), ("cluster_healthy", None), ("quorum_ready", None),
+                       ("cluster_ready", None)):  # fmt: skip
+        assert gate(name, healthy, node) == [], name
 
 
 def test_a_broker_whose_loss_would_leave_a_partition_under_min_isr_may_not_go_down():
     two_left = snapshot(isr={0: ALL, 1: [101, 201]})
-    assert check("broker_down_safe", two_left, 101) == [
+    assert gate("broker_down_safe", two_left, 101) == [
         "1 partition(s) that would go under min.insync.replicas without broker 101: t-1"
     ]
-    assert check("broker_down_safe", two_left, 102) == [], "102 is not in t-1's ISR"
+    assert gate("broker_down_safe", two_left, 102) == [], "102 is not in t-1's ISR"
 
 
 def test_offline_and_under_min_isr_partitions_block_any_broker():
-    problems = check("broker_down_safe", snapshot(isr={0: [201], 1: ALL}, leader=-1), 102)
+    problems = gate("broker_down_safe", snapshot(isr={0: [201], 1: ALL}, leader=-1), 102)
     assert problems[0] == "2 offline partition(s): t-0, t-1"
     assert problems[1] == "1 partition(s) under min.insync.replicas: t-0"
 
 
 def test_no_quorum_leader_blocks_a_broker():
-    assert check("broker_down_safe", snapshot(quorum_leader=-1), 101) == ["the quorum has no leader"]
+    assert gate("broker_down_safe", snapshot(quorum_leader=-1), 101) == ["the quorum has no leader"]
 
 
-def test_a_restarted_broker_is_back_only_when_unfenced_and_in_every_isr():
-    fenced = {b: {"rack": "x", "fenced": b == 101} for b in ALL}
-    assert check("broker_back", snapshot(brokers=fenced), 101) == ["broker 101 is fenced"]
-    gone = {b: {"rack": "x", "fenced": False} for b in ALL if b != 101}
-    assert check("broker_back", snapshot(brokers=gone), 101)[0] == "broker 101 is not registered"
+def test_a_restarted_broker_is_back_only_when_unfenced_in_its_dc_and_in_every_isr():
+    fenced = {b: {"dc": DC[b], "fenced": b == 101} for b in ALL}
+    assert gate("broker_back", snapshot(brokers=fenced), 101) == ["broker 101 is fenced"]
+    gone = {b: {"dc": DC[b], "fenced": False} for b in ALL if b != 101}
+    assert gate("broker_back", snapshot(brokers=gone), 101)[0] == "broker 101 is not registered"
+    moved = {b: {"dc": "DC1" if b == 101 else DC[b], "fenced": False} for b in ALL}
+    assert gate("broker_back", snapshot(brokers=moved), 101) == [
+        "broker 101 runs with broker.rack='DC1', the inventory says 'dc1'"
+    ]
     catching_up = snapshot(isr={0: [102, 201, 202], 1: ALL})
-    assert check("broker_back", catching_up, 101) == [
+    assert gate("broker_back", catching_up, 101) == [
         "1 partition(s) without broker 101 in the ISR: t-0",
         "1 under-replicated partition(s): t-0",
     ]
@@ -59,53 +83,200 @@ def test_a_restarted_broker_is_back_only_when_unfenced_and_in_every_isr():
 
 def test_a_controller_goes_down_only_when_the_other_voters_have_caught_up():
     lagging = snapshot(voters={1: 50, 2: 40, 3: 50})
-    assert check("controller_down_safe", lagging, 3) == ["voter 2 is 10 records behind the leader"]
-    assert check("controller_down_safe", lagging, 2) == [], "its own lag does not block it"
-    assert check("controller_down_safe", lagging, 3, max_lag=10) == []
+    assert gate("controller_down_safe", lagging, 3) == ["voter 2 is 10 records behind the leader"]
+    assert gate("controller_down_safe", lagging, 2) == [], "its own lag does not block it"
+    assert gate("controller_down_safe", lagging, 3, max_lag=10) == []
 
 
 def test_a_restarted_controller_is_back_when_it_is_a_caught_up_voter():
-    assert check("controller_back", snapshot(voters={1: 50, 3: 50}), 2) == ["controller 2 is not a voter"]
-    assert check("controller_back", snapshot(voters={1: 50, 2: 7, 3: 50}), 2) == [
+    assert gate("controller_back", snapshot(voters={1: 50, 3: 50}), 2) == ["controller 2 is not a voter"]
+    assert gate("controller_back", snapshot(voters={1: 50, 2: 7, 3: 50}), 2) == [
         "voter 2 is 43 records behind the leader"
     ]
 
 
 def test_many_partitions_are_counted_and_a_few_named():
     isr = {p: [101, 102, 201] for p in range(8)}
-    assert check("cluster_healthy", snapshot(isr=isr)) == [
+    assert gate("cluster_healthy", snapshot(isr=isr)) == [
         "8 under-replicated partition(s): t-0, t-1, t-2, t-3, t-4 and 3 more"
     ]
 
 
-def test_a_cluster_that_lost_a_dc_is_writable_but_not_healthy():
+def test_a_cluster_that_lost_a_dc_is_neither_healthy_nor_ready():
     dc_lost = snapshot(
         isr={0: [101, 102], 1: [101, 102]},
-        brokers={101: {"rack": "dc1", "fenced": False}, 102: {"rack": "dc1", "fenced": False}},
+        brokers={101: {"dc": "dc1", "fenced": False}, 102: {"dc": "dc1", "fenced": False}},
         voters={1: 50, 2: 20, 3: 50},
     )
-    assert check("writable", dc_lost) == []
-    assert check("cluster_healthy", dc_lost) == [
+    assert gate("broker_down_safe", dc_lost, 101) == [
+        "2 partition(s) that would go under min.insync.replicas without broker 101: t-0, t-1"
+    ]
+    assert gate("cluster_healthy", dc_lost) == [
         "voter 2 is 30 records behind the leader",
+        "broker 201 is not registered",
+        "broker 202 is not registered",
         "2 under-replicated partition(s): t-0, t-1",
     ]
-    assert check("writable", snapshot(isr={0: [101], 1: ALL})) == ["1 partition(s) under min.insync.replicas: t-0"]
+    assert gate("cluster_ready", dc_lost) == [
+        "voter 2 is 30 records behind the leader",
+        "broker 201 is not registered",
+        "broker 202 is not registered",
+    ]
 
 
-def test_an_unknown_gate_is_refused():
+def test_the_quorum_is_ready_only_with_the_inventorys_voters_over_three_dcs():
+    assert gate("quorum_ready", snapshot(quorum_leader=-1)) == ["the quorum has no leader"]
+    assert gate("quorum_ready", snapshot(), expected={"controllers": {1: "a", 2: "b", 4: "c"}}) == [
+        "voters are [1, 2, 3], the inventory declares [1, 2, 4]",
+        "voters span 2 DC(s) (a, b), need 3",
+    ]
+    assert gate("quorum_ready", snapshot(), expected={"controllers": {1: "dc1", 2: "dc2", 3: "dc2"}}) == [
+        "voters span 2 DC(s) (dc1, dc2), need 3"
+    ]
+    assert gate("quorum_ready", snapshot(voters={1: 90, 2: 50, 3: 90}), max_lag=5) == [
+        "voter 2 is 40 records behind the leader"
+    ]
+
+
+def test_registered_brokers_the_inventory_lacks_keep_the_cluster_from_ready():
+    extra = {b: {"dc": DC.get(b, "dc1"), "fenced": False} for b in [*ALL, 301]}
+    assert gate("cluster_ready", snapshot(brokers=extra)) == ["broker 301 is registered but not in the inventory"]
+
+
+# -- failing closed: what cannot be read is never a pass --------------------------
+@pytest.mark.parametrize("name", ["broker_down_safe", "broker_back", "cluster_healthy", "cluster_ready"])
+def test_a_read_error_fails_every_gate_that_reads_it(name):
+    snap = snapshot()
+    snap["errors"] = ["topic t: error 3"]
+    assert gate(name, snap, 101) == ["cannot read topic t: error 3"]
+
+
+@pytest.mark.parametrize("part", ["partitions", "brokers", "quorum"])
+def test_a_part_that_could_not_be_read_fails_the_gate(part):
+    snap = snapshot()
+    snap[part] = None
+    assert f"the cluster's {part} could not be read" in gate("cluster_healthy", snap)
+
+
+def test_an_empty_snapshot_passes_nothing():
+    empty = {"partitions": [], "min_isr": {}, "brokers": {}, "quorum": {"leader": -1, "voters": {}}, "errors": []}
+    assert gate("broker_down_safe", empty, 101) == [
+        "1 declared topic(s) missing from the cluster's reply: t",
+        "the quorum reported no voters",
+    ]
+    assert gate("cluster_healthy", empty)[:2] == [
+        "1 declared topic(s) missing from the cluster's reply: t",
+        "the quorum reported no voters",
+    ]
+
+
+def test_a_declared_topic_missing_from_the_reply_fails_the_gate():
+    partial = snapshot()
+    partial["partitions"] = []
+    assert gate("cluster_healthy", partial) == ["1 declared topic(s) missing from the cluster's reply: t"]
+
+
+def test_a_topic_whose_min_isr_was_not_reported_is_not_taken_as_one():
+    snap = snapshot(isr={0: [101], 1: ALL})
+    snap["min_isr"] = {}
+    assert gate("broker_down_safe", snap, 101) == ["1 topic(s) whose min.insync.replicas could not be read: t"]
+
+
+def test_a_quorum_without_voters_is_not_safe_for_a_controller_to_leave():
+    snap = snapshot(voters={})
+    assert gate("controller_down_safe", snap, 1) == ["the quorum reported no voters"]
+
+
+def test_an_unknown_gate_or_a_node_gate_without_its_node_is_refused():
     with pytest.raises(GateError, match="unknown gate 'ready'"):
-        check("ready", snapshot())
+        gate("ready", snapshot())
+    with pytest.raises(GateError, match="gate broker_back needs the node"):
+        gate("broker_back", snapshot())
+
+
+# -- the poll, on an injected clock -------------------------------------------------
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+        self.slept = []
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_the_poll_waits_until_the_gate_passes():
+    clock = Clock()
+    reads = iter([snapshot(quorum_leader=-1), snapshot(quorum_leader=-1), snapshot()])
+    outcome = poll(lambda: next(reads), "cluster_healthy", EXPECTED, timeout=60, interval=2, clock=clock,
+                   sleep=clock.sleep)  # fmt: skip
+    assert (outcome["passed"], outcome["polls"], outcome["waited"], clock.slept) == (True, 3, 4.0, [2, 2])
+
+
+def test_a_read_error_is_a_failed_poll_until_the_timeout():
+    clock = Clock()
+
+    def unreachable():
+        raise ConnectionError("10.0.0.1:9092 refused")
+
+    outcome = poll(unreachable, "cluster_healthy", EXPECTED, timeout=10, interval=3, clock=clock, sleep=clock.sleep)
+    assert outcome["passed"] is False
+    assert outcome["problems"] == ["cannot read the cluster: 10.0.0.1:9092 refused"]
+    assert outcome["waited"] >= 10
+    assert outcome["polls"] == 5
+
+
+def test_a_dry_run_reads_once_and_reports_without_waiting():
+    clock = Clock()
+    outcome = poll(lambda: snapshot(quorum_leader=-1), "cluster_healthy", EXPECTED, wait=False, clock=clock,
+                   sleep=clock.sleep)  # fmt: skip
+    assert (outcome["passed"], outcome["polls"], clock.slept) == (False, 1, [])
+    assert outcome["problems"] == ["the quorum has no leader"]
+
+
+def test_a_refused_gate_is_not_retried_as_a_read_error():
+    with pytest.raises(GateError):
+        poll(snapshot, "no_such_gate", EXPECTED)
+
+
+# -- the operator's report ----------------------------------------------------------
+RECORDS = [
+    {"host": "c1", "node_id": 1, "dc": "dc1", "roles": ["controller"]},
+    {"host": "c2", "node_id": 2, "dc": "dc2", "roles": ["controller"]},
+    {"host": "b11", "node_id": 101, "dc": "dc1", "roles": ["broker"]},
+    {"host": "b21", "node_id": 201, "dc": "dc2", "roles": ["broker"]},
+]
+
+
+def test_the_report_shows_every_node_with_its_dc_and_state():
+    snap = snapshot(voters={1: 50, 2: 48, 3: 50}, brokers={101: {"dc": "dc1", "fenced": False}})
+    lines = report(snap, RECORDS)
+    assert lines[0] == "cluster abc: leader 1 (epoch 4), 3 voters, 1 brokers registered"
+    assert lines[2].split() == ["1", "c1", "dc1", "controller", "leader,", "lag", "0"]
+    assert lines[3].split() == ["2", "c2", "dc2", "controller", "follower,", "lag", "2"]
+    assert lines[4].split() == ["101", "b11", "dc1", "broker", "unfenced,", "rack", "dc1"]
+    assert lines[5].split() == ["201", "b21", "dc2", "broker", "not", "registered"]
+
+
+def test_the_report_says_unknown_for_what_could_not_be_read():
+    snap = snapshot()
+    snap["brokers"] = None
+    assert report(snap, RECORDS)[0].endswith("brokers unknown")
+    assert report(snap, RECORDS)[4].split()[-1] == "unknown"
 
 
 CONTROLLERS = [
-    {"host": "c1", "node_id": 1, "rack": "dc1"},
-    {"host": "c2", "node_id": 2, "rack": "dc2"},
-    {"host": "c3", "node_id": 3, "rack": "dc3"},
+    {"host": "c1", "node_id": 1, "dc": "dc1"},
+    {"host": "c2", "node_id": 2, "dc": "dc2"},
+    {"host": "c3", "node_id": 3, "dc": "dc3"},
 ]
 BROKERS = [
-    {"host": "b11", "node_id": 101, "rack": "dc1"},
-    {"host": "b12", "node_id": 102, "rack": "dc1"},
-    {"host": "b21", "node_id": 201, "rack": "dc2"},
+    {"host": "b11", "node_id": 101, "dc": "dc1"},
+    {"host": "b12", "node_id": 102, "dc": "dc1"},
+    {"host": "b21", "node_id": 201, "dc": "dc2"},
 ]
 
 

@@ -122,3 +122,19 @@ def test_a_write_confirmed_without_an_offset_is_found_by_its_sequence():
     missing = verify.judge(a, [], {"dc1": [r for r in reads_of(acks(6, partitions=1)) if r[2] != 3]}, 0.0, 1.0)
     assert missing["lost"] == 1
     assert missing["dcs"]["dc1"]["lost_examples"] == ["0@seq 3"]
+
+
+def test_a_write_neither_confirmed_nor_failed_is_counted_and_fails_the_run():
+    a = acks(10)
+    report = verify.judge(a, [], {"dc1": reads_of(a)}, 0.0, 10.0, sent=12)
+    assert (report["sent"], report["unconfirmed"]) == (12, 2)
+    assert not report["ok"]
+
+
+def test_a_produce_error_fails_the_run_even_with_nothing_lost():
+    a = acks(10)
+    report = verify.judge(a, [(10, "_MSG_TIMED_OUT")], {"dc1": reads_of(a)}, 0.0, 10.0, sent=11)
+    assert report["lost"] == 0
+    assert report["unconfirmed"] == 0
+    assert report["produce_errors"] == 1
+    assert not report["ok"]

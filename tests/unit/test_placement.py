@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from ansible_collections.stretch.kafka.plugins.module_utils.placement import (
     PlacementError,
+    add_load,
+    cluster_load,
     ideal,
     moved_replicas,
     place,
@@ -170,3 +172,36 @@ def test_violations_name_the_partition():
     assert violations({0: [100, 101, 102, 200]} | {1: [200, 201, 100, 101]}, {**b, "east": [100, 101, 102]}) == [
         "partition 0: fewer than 2 replicas in west ([100, 101, 102, 200])"
     ]
+
+
+@pytest.mark.parametrize(("n_a", "n_b"), [(3, 3), (4, 4)])
+def test_many_small_topics_spread_leaders_and_replicas_over_the_whole_cluster(n_a, n_b):
+    b = brokers(n_a, n_b)
+    load = cluster_load([])
+    for _ in range(200):
+        assignment = place(b, 4, 3, load=load)
+        assert violations(assignment, b) == []
+        add_load(load, assignment)
+    every = b["east"] + b["west"]
+    for kind, total in (("leaders", 200 * 3), ("replicas", 200 * 3 * 4)):
+        share = total / len(every)
+        counts = {x: load[kind][x] for x in every}
+        assert sum(counts.values()) == total
+        assert all(abs(n - share) <= 1 for n in counts.values()), f"{kind} per broker {counts}, share {share}"
+
+
+def test_without_the_clusters_load_small_topics_pile_up_on_the_first_brokers():
+    """What the balancing fixes: each topic laid out alone starts from the same brokers."""
+    b = brokers(3, 3)
+    load = cluster_load([])
+    for _ in range(200):
+        add_load(load, place(b, 4, 3))
+    leaders = [load["leaders"][x] for x in b["east"] + b["west"]]
+    assert max(leaders) - min(leaders) >= 100
+
+
+def test_a_topic_placed_with_the_clusters_load_starts_where_the_cluster_is_lightest():
+    b = {"A": ["A1", "A2"], "B": ["B1", "B2"]}
+    load = cluster_load([{0: ["A1", "A2", "B1", "B2"], 1: ["A1", "A2", "B2", "B1"]}])
+    # A leads twice already: B leads first, and A's leader is the one that leads nothing yet.
+    assert place(b, 4, 2, load=load) == {0: ["B1", "B2", "A2", "A1"], 1: ["A2", "A1", "B2", "B1"]}

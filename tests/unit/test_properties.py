@@ -2,22 +2,29 @@
 
 import pytest
 
-from ansible_collections.stretch.kafka.plugins.module_utils.properties import (
-    client_properties,
-    listener_endpoints,
-    server_properties,
-)
+from ansible_collections.stretch.kafka.plugins.module_utils.nodes import bootstrap, node_records
+from ansible_collections.stretch.kafka.plugins.module_utils.properties import client_properties, server_properties
 
 LISTENERS = {
     "CONTROLLER": {"port": 9093, "protocol": "PLAINTEXT"},
     "REPLICATION": {"port": 9091, "protocol": "PLAINTEXT"},
     "CLIENT": {"port": 9092, "protocol": "SASL_SSL", "client_properties": {"sasl.mechanism": "SCRAM-SHA-512"}},
 }
-CONTROLLERS = [
-    {"node_id": 1, "advertised_host": "c1.dc1"},
-    {"node_id": 2, "advertised_host": "c2.dc2"},
-    {"node_id": 3, "advertised_host": "c3.dc3"},
-]
+# The inventory as Ansible would hold it; every record comes through node_records.
+GROUPS = {"kafka_controllers": ["c1", "c2", "c3"], "kafka_brokers": ["b1"]}
+HOSTVARS = {
+    "c1": {"kafka_node_id": 1, "kafka_dc": "dc1", "kafka_advertised_host": "c1.dc1"},
+    "c2": {"kafka_node_id": 2, "kafka_dc": "dc2", "kafka_advertised_host": "c2.dc2"},
+    "c3": {"kafka_node_id": 3, "kafka_dc": "dc3", "kafka_advertised_host": "c3.dc3"},
+    "b1": {"kafka_node_id": 101, "kafka_dc": "dc1", "kafka_advertised_host": "b1.dc1"},
+}
+
+
+def records(groups=GROUPS, listeners=None):
+    return node_records(groups, HOSTVARS, "kafka_controllers", "kafka_brokers", listeners or LISTENERS, "CONTROLLER")
+
+
+CONTROLLERS = records()[:3]
 
 
 def cluster(**overrides):
@@ -36,17 +43,14 @@ def cluster(**overrides):
     return base
 
 
-def node(*roles, **kw):
-    base = {
-        "node_id": 101,
-        "roles": list(roles),
-        "rack": "dc1",
-        "advertised_host": "b1.dc1",
-        "log_dirs": ["/data/a", "/data/b"],
-        "metadata_log_dir": "/meta",
+def node(*roles, host="b1", listeners=None):
+    """The record of host as if it were in the groups of roles, with the node role's paths."""
+    groups = {
+        "kafka_controllers": ["c1", "c2", "c3"] + ([host] if "controller" in roles and host != "c3" else []),
+        "kafka_brokers": [host] if "broker" in roles else [],
     }
-    base.update(kw)
-    return base
+    record = next(r for r in records(groups, listeners) if r["host"] == host)
+    return dict(record, log_dirs=["/data/a", "/data/b"], metadata_log_dir="/meta")
 
 
 def test_broker_gets_rack_selector_and_stretch_defaults():
@@ -79,7 +83,7 @@ def test_broker_binds_and_advertises_only_broker_listeners():
 
 
 def test_controller_has_no_broker_settings():
-    props = server_properties(node("controller", node_id=3, rack="dc3", advertised_host="c3.dc3"), cluster())
+    props = server_properties(node("controller", host="c3"), cluster())
     assert props["process.roles"] == "controller"
     assert props["listeners"] == "CONTROLLER://0.0.0.0:9093"
     assert props["advertised.listeners"] == "CONTROLLER://c3.dc3:9093"
@@ -109,7 +113,7 @@ def test_overrides_apply_last_by_role():
 
 def test_listener_properties_are_scoped_to_the_listener():
     listeners = dict(LISTENERS, CLIENT=dict(LISTENERS["CLIENT"], properties={"ssl.client.auth": "required"}))
-    props = server_properties(node("broker"), cluster(listeners=listeners))
+    props = server_properties(node("broker", listeners=listeners), cluster(listeners=listeners))
     assert props["listener.name.client.ssl.client.auth"] == "required"
 
 
@@ -123,8 +127,9 @@ def test_inter_broker_listener_must_be_a_broker_listener():
         server_properties(node("broker"), cluster(inter_broker_listener="CONTROLLER"))
 
 
-def test_listener_endpoints_and_client_properties():
-    assert listener_endpoints(CONTROLLERS[:2], LISTENERS, "CONTROLLER") == "c1.dc1:9093,c2.dc2:9093"
+def test_bootstrap_lists_and_client_properties():
+    assert bootstrap(CONTROLLERS[:2], "CONTROLLER") == "c1.dc1:9093,c2.dc2:9093"
+    assert bootstrap(records(), "CLIENT") == "b1.dc1:9092", "controllers do not bind the client listener"
     assert client_properties(LISTENERS, "CLIENT", {"client.id": "ops"}) == {
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "SCRAM-SHA-512",

@@ -6,7 +6,6 @@ import json
 from types import SimpleNamespace
 
 import pytest
-
 from smoke import checks, locality, records
 from smoke.__main__ import problems
 
@@ -107,8 +106,14 @@ def test_unreachable_spark_master_is_named(master, message):
         checks.check_spark_master(master, timeout=1)
 
 
-def test_local_master_needs_nothing():
-    checks.check_spark_master("local[2]")
+def test_local_master_needs_nothing(monkeypatch):
+    def no_connection(*args):
+        raise AssertionError(f"a local master needs no connection, yet {args} was tried")
+
+    monkeypatch.setattr(checks, "_reachable", no_connection)
+    assert checks.check_spark_master("local[2]") is None
+    with pytest.raises(AssertionError, match="needs no connection"):
+        checks.check_spark_master("spark://127.0.0.1:7077")
 
 
 def test_yarn_needs_its_configuration(monkeypatch):
@@ -120,7 +125,7 @@ def test_yarn_needs_its_configuration(monkeypatch):
 
 def test_dc_must_match_a_broker_rack():
     brokers = {101: ("h1", "dc1"), 201: ("h2", "dc2")}
-    checks.check_dcs(["dc1", "dc2"], brokers)
+    assert checks.check_dcs(["dc1", "dc2"], brokers) is None
     with pytest.raises(checks.SmokeError, match="DC 'DC1' matches no broker rack .*dc1, dc2"):
         checks.check_dcs(["DC1"], brokers)
 

@@ -13,11 +13,11 @@ GOOD_PROPS = {
 }
 
 
-def node(host, node_id, rack, *roles, **props):
+def node(host, node_id, dc, *roles, **props):
     return {
         "host": host,
         "node_id": node_id,
-        "rack": rack,
+        "dc": dc,
         "roles": list(roles) or ["broker"],
         "properties": dict(GOOD_PROPS, **{k.replace("_", "."): v for k, v in props.items()}),
     }
@@ -86,17 +86,17 @@ def test_brokers_in_other_than_two_dcs(brokers):
     assert f"brokers must be in exactly 2 DCs, found {len(brokers)}" in msg
 
 
-def test_broker_without_rack_is_named():
+def test_broker_without_dc_is_named():
     nodes = cluster()
-    nodes[-1]["rack"] = ""
+    nodes[-1]["dc"] = ""
     msg = errors_for(nodes)
-    assert "broker dc2-broker1 has no rack: set kafka_rack" in msg
+    assert "broker dc2-broker1 has no DC: set kafka_dc" in msg
 
 
-def test_controller_without_rack_is_named():
+def test_controller_without_dc_is_named():
     nodes = cluster()
-    nodes[0]["rack"] = None
-    assert "controller dc1-controller0 has no rack" in errors_for(nodes)
+    nodes[0]["dc"] = None
+    assert "controller dc1-controller0 has no DC" in errors_for(nodes)
 
 
 def test_duplicate_node_ids_name_both_hosts():
@@ -151,8 +151,8 @@ def test_transaction_min_isr_not_below_its_replication_factor():
 def test_url_install_needs_a_checksum():
     errors = validate(cluster(), {"dc1-broker0": {"url": "https://example.invalid/k.tgz", "checksum": ""}})
     assert errors == [
-        "dc1-broker0: kafka_archive_url is set but kafka_archive_checksum is empty; give the release's checksum "
-        "(e.g. 'sha512:...') so a tampered download is refused"
+        "dc1-broker0: kafka_node_archive_url is set but kafka_node_archive_checksum is empty; "
+        "give the release's checksum (e.g. 'sha512:...') so a tampered download is refused"
     ]
 
 
@@ -161,13 +161,13 @@ def test_install_problem_is_reported_once_for_all_its_hosts():
     errors = validate(cluster(), install)
     assert len(errors) == 1
     assert errors[0].startswith(
-        "h0, h1, h2, h3 and 2 more: kafka_archive_url is set but kafka_archive_checksum is empty"
+        "h0, h1, h2, h3 and 2 more: kafka_node_archive_url is set but kafka_node_archive_checksum is empty"
     )
 
 
 def test_no_install_source_at_all():
     assert validate(cluster(), {"h": {"src": "", "url": "", "checksum": ""}}) == [
-        "h: set kafka_archive_url (with kafka_archive_checksum) or kafka_archive_src"
+        "h: set kafka_node_archive_url (with kafka_node_archive_checksum) or kafka_node_archive_src"
     ]
 
 
@@ -177,7 +177,7 @@ def test_local_archive_needs_no_checksum():
 
 def test_every_problem_is_reported_at_once():
     nodes = cluster(voters=(2, 1, 0))
-    nodes[-1]["rack"] = ""
+    nodes[-1]["dc"] = ""
     assert len(validate(nodes)) >= 3
 
 
@@ -185,3 +185,111 @@ def test_summary_describes_the_split():
     assert summary(cluster(voters=(2, 2, 1))) == (
         "5 controller voters over 3 DCs (2-2-1: dc1=2, dc2=2, dc3=1); 4 brokers in dc1=2, dc2=2"
     )
+
+
+# -- what Kafka would refuse at start, or what silently breaks a promise ----------------
+LISTENERS = {"CONTROLLER": {"port": 9093, "protocol": "SSL"}, "CLIENT": {"port": 9092, "protocol": "SASL_SSL"}}
+
+
+def with_endpoints(nodes):
+    for n in nodes:
+        port = 9093 if "controller" in n["roles"] else 9092
+        n["listeners"] = {"X": f"{n['host']}.example:{port}"}
+    return nodes
+
+
+def test_dc_names_that_differ_only_in_case_are_refused():
+    nodes = cluster(brokers_per_dc=(2, 2), voters=(1, 1, 1))
+    nodes[0]["dc"] = "DC1"
+    errors = validate(nodes)
+    assert any("kafka_dc values differ only in case or spacing: 'DC1' (dc1-controller0); 'dc1'" in e for e in errors)
+
+
+def test_a_host_in_two_dc_groups_is_ambiguous():
+    nodes = cluster()
+    groups = {
+        "dc1": ["dc1-controller0", "dc1-broker0", "dc1-broker1", "dc2-broker1"],
+        "dc2": ["dc2-broker0", "dc2-broker1"],
+    }
+    errors = validate(nodes, groups=groups)
+    assert "dc2-broker1 is in the groups of 2 DCs (dc1, dc2): its DC is ambiguous" in " ".join(errors)
+
+
+def test_a_host_in_another_dcs_group_is_ambiguous():
+    groups = {"dc1": ["dc1-controller0", "dc1-broker0", "dc1-broker1", "dc2-broker1"]}
+    errors = validate(cluster(), groups=groups)
+    assert errors == [
+        "dc2-broker1 is in the group of DC dc1 but its kafka_dc is 'dc2': its DC is ambiguous; "
+        "set kafka_dc in one place"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("listeners", "message"),
+    [
+        ({"A": {"port": 9092, "protocol": "PLAINTEXT"}, "B": {"port": 9092, "protocol": "SSL"}},
+         "kafka_listeners: A, B listen on the same port 9092"),
+        ({"A": {"port": 70000, "protocol": "PLAINTEXT"}}, "kafka_listeners.A.port=70000 is not a port from 1 to 65535"),
+        ({"A": {"port": 9092, "protocol": "TLS"}}, "kafka_listeners.A.protocol='TLS' is not one of PLAINTEXT, SSL"),
+        ({"A-B": {"port": 9092, "protocol": "SSL"}}, "kafka_listeners.A-B: a listener name is letters, digits and '_'"),
+    ],
+)  # fmt: skip
+def test_listeners_kafka_refuses_at_start_are_refused(listeners, message):
+    assert any(message in e for e in validate(cluster(), listeners=listeners))
+
+
+def test_two_nodes_advertising_one_address_and_port_are_refused():
+    nodes = with_endpoints(cluster())
+    nodes[-1]["listeners"] = dict(nodes[-2]["listeners"])
+    assert "dc2-broker0, dc2-broker1 all advertise dc2-broker0.example:9092" in " ".join(validate(nodes))
+
+
+def test_an_unroutable_advertised_address_is_refused():
+    nodes = with_endpoints(cluster())
+    nodes[-1]["listeners"] = {"CLIENT": "0.0.0.0:9092"}
+    assert any("listener CLIENT would advertise 0.0.0.0:9092" in e for e in validate(nodes))
+
+
+def test_a_node_id_beyond_kafkas_range_is_refused():
+    nodes = cluster()
+    nodes[-1]["node_id"] = 2**31
+    assert f"kafka_node_id={2**31} is not an integer from 0 to 2147483647" in " ".join(validate(nodes))
+
+
+@pytest.mark.parametrize(
+    ("variable", "key", "owner"),
+    [
+        ("kafka_node_properties", "broker.rack", "kafka_dc"),
+        ("kafka_node_broker_properties", "min.insync.replicas", "kafka_min_insync_replicas"),
+        ("kafka_node_properties", "node.id", "kafka_node_id"),
+        ("kafka_node_controller_properties", "process.roles", "the kafka_controllers and kafka_brokers groups"),
+        ("kafka_node_properties", "unclean.leader.election.enable", "the roles (never unclean"),
+        (
+            "kafka_node_properties",
+            "listener.name.client.ssl.client.auth",
+            "kafka_listeners (the listener's properties)",
+        ),
+        ("kafka_node_broker_properties", "default.replication.factor", "kafka_replication_factor"),
+    ],
+)
+def test_an_override_of_a_derived_setting_names_the_variable_that_owns_it(variable, key, owner):
+    nodes = cluster()
+    nodes[-1]["overrides"] = {variable: {key: "x"}}
+    errors = validate(nodes)
+    assert len(errors) == 1
+    assert errors[0].startswith(f"dc2-broker1: {variable} sets {key}, which the roles derive from {owner}")
+
+
+def test_other_overrides_are_fine():
+    nodes = cluster()
+    nodes[-1]["overrides"] = {"kafka_node_broker_properties": {"num.network.threads": 8}}
+    assert validate(nodes) == []
+
+
+def test_relative_or_missing_data_directories_are_refused():
+    nodes = cluster()
+    nodes[-1]["properties"]["log.dirs"] = "data/kafka"
+    nodes[-2]["properties"]["log.dirs"] = ""
+    errors = " ".join(validate(nodes))
+    assert "dc2-broker1: 'data/kafka' is not an absolute path" in errors
+    assert "dc2-broker0: kafka_node_log_dirs is empty" in errors

@@ -38,7 +38,7 @@ options:
 EXAMPLES = r"""
 - name: Plan storage formatting
   stretch.kafka.storage_plan:
-    nodes: "{{ ansible_play_hosts | map('extract', hostvars, 'kafka_storage_report') }}"
+    nodes: "{{ ansible_play_hosts | map('extract', hostvars, 'kafka_node_storage_report') }}"
     controllers: "{{ groups['kafka_controllers'] }}"
     cluster_id: "{{ kafka_cluster_id }}"
   run_once: true
@@ -46,7 +46,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 ansible_facts:
-  description: C(kafka_storage_plan) with cluster_id, bootstrap, initial_controllers, format_args and notes.
+  description: C(kafka_node_storage_plan) with cluster_id, bootstrap, initial_controllers, format_args and notes.
   type: dict
   returned: success
 """
@@ -67,5 +67,5 @@ class ActionModule(ActionBase):
             return dict(result, failed=True, changed=False, msg=str(exc))
         for note in plan["notes"]:
             Display().warning(note)
-        result.update(changed=False, ansible_facts={"kafka_storage_plan": plan})
+        result.update(changed=False, ansible_facts={"kafka_node_storage_plan": plan})
         return result

@@ -15,48 +15,30 @@ DOCUMENTATION = r"""
 module: validate_topology
 short_description: Refuse an inventory that cannot form a 2.5-DC stretch cluster
 description:
-  - Checks controller DC spread and majority, broker DCs and racks, node ids,
-    replication factors against the broker DCs, min.insync.replicas, and the
+  - Checks controller DC spread and majority, broker DCs, DC names that differ only in
+    case, hosts in two DC groups, node ids, listeners and advertised addresses (what Kafka
+    refuses at start, and collisions), overrides of the settings the roles derive,
+    replication factors against the broker DCs, min.insync.replicas, data paths and the
     install source. Fails with one line per problem, each naming the host or variable.
-  - The topology (node ids, racks, roles) is read from the inventory for every
+  - The topology (node ids, DCs, roles) comes from the node records of every
     host of the two groups, even those left out by C(--limit). Configuration and
     install settings are checked for the hosts in the play, from their
-    C(kafka_preflight_properties) and C(kafka_preflight_install) facts.
+    C(kafka_node_preflight_properties) and C(kafka_node_preflight_install) facts.
 options:
-  controllers:
-    description: The hosts of the controllers group.
-    type: list
-    elements: str
-    required: true
-  brokers:
-    description: The hosts of the brokers group.
-    type: list
-    elements: str
-    required: true
-  topics:
-    description: The declared topics (kafka_topics), checked against the brokers' DCs.
+  nodes:
+    description: The node records of every host of the two groups (the stretch.kafka.node_records filter).
     type: list
     elements: dict
-    default: []
-  replication_factor:
-    description: Replication factor of a topic that does not declare one.
-    type: int
-    default: 4
-  quotas:
-    description: The declared client quotas (kafka_quotas).
-    type: list
-    elements: dict
-    default: []
-  replication_throttle:
-    description: C(state) and C(rate) of the replication throttle.
+    required: true
+  listeners:
+    description: kafka_listeners, judged as Kafka would judge them at start.
     type: dict
 """
 
 EXAMPLES = r"""
 - name: Validate the inventory
   stretch.kafka.validate_topology:
-    controllers: "{{ groups['kafka_controllers'] }}"
-    brokers: "{{ groups['kafka_brokers'] }}"
+    nodes: "{{ kafka_nodes }}"
   run_once: true
 """
 
@@ -74,33 +56,20 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
-        controllers = list(self._task.args.get("controllers") or [])
-        brokers = list(self._task.args.get("brokers") or [])
         hostvars = task_vars["hostvars"]
         nodes, install = [], {}
-        for host in dict.fromkeys(controllers + brokers):
-            hv = hostvars[host]
+        for record in self._task.args.get("nodes") or []:
+            hv = hostvars[record["host"]]
             nodes.append(
-                {
-                    "host": host,
-                    "node_id": hv.get("kafka_node_id"),
-                    "rack": hv.get("kafka_rack"),
-                    "roles": [r for r, group in (("broker", brokers), ("controller", controllers)) if host in group],
-                    "properties": hv.get("kafka_preflight_properties") or {},
-                }
+                dict(
+                    record,
+                    properties=hv.get("kafka_node_preflight_properties") or {},
+                    overrides=hv.get("kafka_node_preflight_overrides") or {},
+                )
             )
-            if hv.get("kafka_preflight_install"):
-                install[host] = hv["kafka_preflight_install"]
-        errors = topology.validate(nodes, install)
-        if not errors:
-            args = self._task.args
-            errors = topology.check_declarations(
-                nodes,
-                args.get("topics") or [],
-                int(args.get("replication_factor", 4)),
-                args.get("quotas") or [],
-                args.get("replication_throttle"),
-            )
+            if hv.get("kafka_node_preflight_install"):
+                install[record["host"]] = hv["kafka_node_preflight_install"]
+        errors = topology.validate(nodes, install, task_vars.get("groups"), self._task.args.get("listeners"))
         result["changed"] = False
         if errors:
             result["failed"] = True

@@ -1,22 +1,52 @@
-"""Health gates for a rolling restart, and the order it goes in.
+"""The one health judge: gates over a snapshot of the cluster, and the order of a rolling restart.
 
-A snapshot of the cluster is plain data:
+A snapshot is plain data, read over Kafka's admin protocol (kafka_admin.Admin.snapshot):
 
-    {"partitions": [{"topic", "partition", "leader", "replicas", "isr"}],
-     "min_isr": {topic: n},
-     "brokers": {node_id: {"rack", "fenced"}},        registered brokers
-     "quorum": {"leader": id or -1, "voters": {id: log end offset}}}
+    {"cluster_id": str or None,
+     "partitions": [{"topic", "partition", "leader", "replicas", "isr"}],
+     "min_isr":    {topic: n},
+     "brokers":    {node_id: {"dc", "fenced"}},                      registered brokers
+     "quorum":     {"leader": id or -1, "epoch": n, "voters": {id: log end offset},
+                    "observers": {id: log end offset}},
+     "errors":     [what could not be read]}
+
+A part the gate does not need may be left out (None). What the inventory
+expects comes beside it:
+
+    {"controllers": {node_id: dc}, "brokers": {node_id: dc}, "topics": [declared names]}
 
 Each gate returns the problems it sees, as messages; an empty list passes.
+Whether the cluster takes writes is not judged here from metadata (a dead
+leader looks alive until it is fenced): module_utils/probe.py proves it
+with acknowledged writes.
+Every gate fails closed: a read error, a part that is missing, a declared
+topic that is not in the reply, a topic without min.insync.replicas or a
+quorum without voters is a problem named as such, never a pass.
 """
 
 from __future__ import annotations
 
-GATES = ("broker_down_safe", "broker_back", "controller_down_safe", "controller_back", "cluster_healthy", "writable")
+import time
+
+NODE_GATES = ("broker_down_safe", "broker_back", "controller_down_safe", "controller_back")
+CLUSTER_GATES = ("quorum_ready", "cluster_ready", "cluster_healthy")
+GATES = NODE_GATES + CLUSTER_GATES
+# The parts of a snapshot each gate reads; the others need not be fetched.
+NEEDS = {
+    "quorum_ready": ("quorum",),
+    "controller_down_safe": ("quorum",),
+    "controller_back": ("quorum",),
+    "cluster_ready": ("quorum", "brokers"),
+}
+EVERYTHING = ("quorum", "brokers", "partitions")
 
 
 class GateError(ValueError):
     pass
+
+
+def parts_needed(gate):
+    return NEEDS.get(gate, EVERYTHING)
 
 
 def _label(p):
@@ -28,13 +58,39 @@ def _listed(kind, items, shown=5):
     return f"{len(items)} {kind}: {', '.join(items[:shown])}{more}"
 
 
+def _partitions(kind, items):
+    return [_listed(kind, items)] if items else []
+
+
+# -- what could not be read ------------------------------------------------
+def unreadable(snapshot, expected, parts):
+    """Problems with the snapshot itself: read errors, missing parts, missing topics or settings."""
+    problems = [f"cannot read {error}" for error in snapshot.get("errors") or []]
+    for part in parts:
+        if snapshot.get(part) is None:
+            problems.append(f"the cluster's {part} could not be read")
+    if "partitions" in parts and snapshot.get("partitions") is not None:
+        present = {p["topic"] for p in snapshot["partitions"]}
+        missing = sorted(set(expected.get("topics") or ()) - present)
+        if missing:
+            problems.append(_listed("declared topic(s) missing from the cluster's reply", missing))
+        min_isr = snapshot.get("min_isr") or {}
+        unknown = sorted(t for t in present if t not in min_isr)
+        if unknown:
+            problems.append(_listed("topic(s) whose min.insync.replicas could not be read", unknown))
+    if "quorum" in parts and snapshot.get("quorum") is not None and not snapshot["quorum"].get("voters"):
+        problems.append("the quorum reported no voters")
+    return problems
+
+
+# -- partitions --------------------------------------------------------------
 def offline(snapshot):
     return [_label(p) for p in snapshot["partitions"] if p["leader"] is None or p["leader"] < 0]
 
 
 def under_min_isr(snapshot):
     min_isr = snapshot["min_isr"]
-    return [_label(p) for p in snapshot["partitions"] if len(p["isr"]) < min_isr.get(p["topic"], 1)]
+    return [_label(p) for p in snapshot["partitions"] if p["topic"] in min_isr and len(p["isr"]) < min_isr[p["topic"]]]
 
 
 def under_replicated(snapshot):
@@ -45,7 +101,9 @@ def would_go_under_min_isr(snapshot, node):
     """Partitions whose ISR would drop below min.insync.replicas without node."""
     min_isr = snapshot["min_isr"]
     return [
-        _label(p) for p in snapshot["partitions"] if node in p["isr"] and len(p["isr"]) - 1 < min_isr.get(p["topic"], 1)
+        _label(p)
+        for p in snapshot["partitions"]
+        if node in p["isr"] and p["topic"] in min_isr and len(p["isr"]) - 1 < min_isr[p["topic"]]
     ]
 
 
@@ -54,6 +112,7 @@ def out_of_isr(snapshot, node):
     return [_label(p) for p in snapshot["partitions"] if node in p["replicas"] and node not in p["isr"]]
 
 
+# -- the quorum ----------------------------------------------------------------
 def quorum_lag(snapshot, exclude=()):
     """{voter: records behind the leader} of the voters (but exclude) that lag at all."""
     quorum = snapshot["quorum"]
@@ -77,11 +136,59 @@ def _lagging(snapshot, max_lag, exclude=()):
     ]
 
 
-def _partitions(kind, items):
-    return [_listed(kind, items)] if items else []
+def voter_problems(snapshot, expected):
+    """The voters against the inventory's controllers, and their spread over DCs."""
+    declared = expected.get("controllers") or {}
+    voters = set(snapshot["quorum"]["voters"])
+    problems = []
+    if declared and voters != set(declared):
+        problems.append(f"voters are {sorted(voters)}, the inventory declares {sorted(declared)}")
+    dcs = {declared[v] for v in voters if v in declared}
+    if declared and len(dcs) < 3:
+        problems.append(f"voters span {len(dcs)} DC(s) ({', '.join(sorted(dcs))}), need 3")
+    return problems
 
 
-def broker_down_safe(snapshot, node, max_lag=0):
+# -- brokers -------------------------------------------------------------------
+def broker_problems(snapshot, expected, only=None):
+    """Inventory brokers not registered, fenced or in another DC; registered brokers the inventory lacks.
+
+    only: check this broker alone.
+    """
+    declared = expected.get("brokers") or {}
+    registered = snapshot["brokers"]
+    problems = []
+    for node, dc in sorted(declared.items()):
+        if only is not None and node != only:
+            continue
+        broker = registered.get(node)
+        if broker is None:
+            problems.append(f"broker {node} is not registered")
+        elif broker["fenced"]:
+            problems.append(f"broker {node} is fenced")
+        elif broker["dc"] != dc:
+            problems.append(f"broker {node} runs with broker.rack={broker['dc']!r}, the inventory says {dc!r}")
+    if only is None:
+        problems += [
+            f"broker {node} is registered but not in the inventory" for node in sorted(set(registered) - set(declared))
+        ]
+    elif only not in declared and only not in registered:
+        problems.append(f"broker {only} is not registered")
+    return problems
+
+
+# -- the gates -----------------------------------------------------------------
+def quorum_ready(snapshot, expected, node=None, max_lag=0):
+    """The quorum has a leader, the inventory's voters over three DCs, and every voter caught up."""
+    return _quorum_led(snapshot) + voter_problems(snapshot, expected) + _lagging(snapshot, max_lag)
+
+
+def cluster_ready(snapshot, expected, node=None, max_lag=0):
+    """Ready to serve: the quorum is ready and every inventory broker is registered, unfenced, in its DC."""
+    return quorum_ready(snapshot, expected, node, max_lag) + broker_problems(snapshot, expected)
+
+
+def broker_down_safe(snapshot, expected, node, max_lag=0):
     """Before a broker goes down: nothing offline or under min ISR, and none would be without it."""
     return (
         _partitions("offline partition(s)", offline(snapshot))
@@ -94,25 +201,21 @@ def broker_down_safe(snapshot, node, max_lag=0):
     )
 
 
-def broker_back(snapshot, node, max_lag=0):
-    """After a broker restarts: registered and unfenced, in every ISR it belongs to, nothing under-replicated."""
-    broker = snapshot["brokers"].get(node)
-    problems = []
-    if broker is None:
-        problems.append(f"broker {node} is not registered")
-    elif broker["fenced"]:
-        problems.append(f"broker {node} is fenced")
-    problems += _partitions(f"partition(s) without broker {node} in the ISR", out_of_isr(snapshot, node))
-    problems += _partitions("under-replicated partition(s)", under_replicated(snapshot))
-    return problems
+def broker_back(snapshot, expected, node, max_lag=0):
+    """After a broker restarts: registered, unfenced, in its DC and in every ISR of its; nothing under-replicated."""
+    return (
+        broker_problems(snapshot, expected, only=node)
+        + _partitions(f"partition(s) without broker {node} in the ISR", out_of_isr(snapshot, node))
+        + _partitions("under-replicated partition(s)", under_replicated(snapshot))
+    )
 
 
-def controller_down_safe(snapshot, node, max_lag=0):
+def controller_down_safe(snapshot, expected, node, max_lag=0):
     """Before a controller goes down: the quorum is led and every other voter has caught up."""
     return _quorum_led(snapshot) + _lagging(snapshot, max_lag, exclude=(node,))
 
 
-def controller_back(snapshot, node, max_lag=0):
+def controller_back(snapshot, expected, node, max_lag=0):
     """After a controller restarts: it is a voter again and has caught up with the leader."""
     problems = _quorum_led(snapshot)
     if node not in snapshot["quorum"]["voters"]:
@@ -120,42 +223,110 @@ def controller_back(snapshot, node, max_lag=0):
     return problems + _lagging(snapshot, max_lag)
 
 
-def cluster_healthy(snapshot, node=None, max_lag=0):
+def cluster_healthy(snapshot, expected, node=None, max_lag=0):
     """The whole cluster: quorum led and caught up, every broker in, nothing under-replicated or offline."""
-    fenced = [str(b) for b, info in sorted(snapshot["brokers"].items()) if info["fenced"]]
     return (
         _quorum_led(snapshot)
         + _lagging(snapshot, max_lag)
-        + ([f"fenced broker(s): {', '.join(fenced)}"] if fenced else [])
+        + broker_problems(snapshot, expected)
         + _partitions("offline partition(s)", offline(snapshot))
         + _partitions("under-replicated partition(s)", under_replicated(snapshot))
     )
 
 
-def writable(snapshot, node=None, max_lag=0):
-    """Writes with acks=all go on: the quorum is led, and every partition has a leader and min ISR."""
-    return (
-        _quorum_led(snapshot)
-        + _partitions("offline partition(s)", offline(snapshot))
-        + _partitions("partition(s) under min.insync.replicas", under_min_isr(snapshot))
-    )
-
-
-def check(gate, snapshot, node=None, max_lag=0):
+def check(gate, snapshot, expected=None, node=None, max_lag=0):
+    """The problems that keep gate from passing on this snapshot; empty when it passes."""
     if gate not in GATES:
         raise GateError(f"unknown gate {gate!r}; known: {', '.join(GATES)}")
-    return globals()[gate](snapshot, node, max_lag)
+    if gate in NODE_GATES and node is None:
+        raise GateError(f"gate {gate} needs the node it is about")
+    expected = expected or {}
+    problems = unreadable(snapshot, expected, parts_needed(gate))
+    if problems:
+        return problems
+    return globals()[gate](snapshot, expected, node, max_lag)
+
+
+def poll(read, gate, expected, node=None, max_lag=0, timeout=300, interval=2, wait=True,
+         clock=time.monotonic, sleep=time.sleep):  # fmt: skip
+    """Check the gate on fresh snapshots until it passes, or until timeout.
+
+    read: returns a snapshot; an exception it raises is a failed poll, reported
+    as "cannot read the cluster". wait=False checks once (a dry run).
+    Returns {"passed", "problems", "waited", "polls", "snapshot"} (the last one read).
+    """
+    start = clock()
+    polls = 0
+    while True:
+        polls += 1
+        snapshot = None
+        try:
+            snapshot = read()
+            problems = check(gate, snapshot, expected, node, max_lag)
+        except GateError:
+            raise
+        except Exception as exc:  # noqa: BLE001  an unreachable cluster is a failed poll, not a crash
+            problems = [f"cannot read the cluster: {exc}"]
+        waited = clock() - start
+        if not problems or not wait or waited >= timeout:
+            return {
+                "passed": not problems,
+                "problems": problems,
+                "waited": round(waited, 1),
+                "polls": polls,
+                "snapshot": snapshot,
+            }
+        sleep(interval)
+
+
+def report(snapshot, records):
+    """A table of every inventory node, its DC and its state as the cluster reports it, for operators.
+
+    records: the node records (module_utils/nodes.py). Parts of the snapshot
+    that could not be read show as unknown.
+    """
+    quorum = snapshot.get("quorum") or {"leader": -1, "epoch": -1, "voters": {}, "observers": {}}
+    brokers = snapshot.get("brokers")
+    voters = quorum["voters"]
+    end = voters.get(quorum["leader"])
+    lines = [
+        f"cluster {snapshot.get('cluster_id') or '?'}: leader {quorum['leader']} (epoch {quorum.get('epoch', -1)}), "
+        f"{len(voters)} voters, "
+        + (f"{len(brokers)} brokers registered" if brokers is not None else "brokers unknown"),
+        f"{'node':>6}  {'host':<24} {'DC':<10} {'role':<11} state",
+    ]
+    for record in sorted(records, key=lambda r: int(r["node_id"])):
+        node = int(record["node_id"])
+        states = []
+        if "controller" in record["roles"]:
+            if node in voters:
+                role = "leader" if node == quorum["leader"] else "follower"
+                lag = end - voters[node] if end is not None else "?"
+                states.append(f"{role}, lag {lag}")
+            else:
+                states.append("not a voter")
+        if "broker" in record["roles"]:
+            if brokers is None:
+                states.append("unknown")
+            elif node not in brokers:
+                states.append("not registered")
+            else:
+                b = brokers[node]
+                states.append(f"{'fenced' if b['fenced'] else 'unfenced'}, rack {b['dc']}")
+        role = "+".join(r for r in ("controller", "broker") if r in record["roles"])
+        lines.append(f"{node:>6}  {record['host']:<24} {record['dc']:<10} {role:<11} {'; '.join(states)}")
+    return lines
 
 
 def restart_order(controllers, brokers, active_controller, dcs=(), hosts=()):
     """The hosts a rolling restart visits, in order: controllers, the active one last, then brokers.
 
-    controllers, brokers: inventory records {host, node_id, rack}, in inventory order.
+    controllers, brokers: node records, in inventory order.
     dcs, hosts: restrict the restart to these DCs or these hosts (both: either matches).
     Raises GateError naming a DC or host that the inventory does not have.
     """
     every = list(controllers) + list(brokers)
-    unknown_dcs = sorted(set(dcs) - {n["rack"] for n in every})
+    unknown_dcs = sorted(set(dcs) - {n["dc"] for n in every})
     unknown_hosts = sorted(set(hosts) - {n["host"] for n in every})
     if unknown_dcs or unknown_hosts:
         raise GateError(
@@ -163,7 +334,7 @@ def restart_order(controllers, brokers, active_controller, dcs=(), hosts=()):
             + "; ".join(
                 part
                 for part in (
-                    unknown_dcs and f"DC(s) {unknown_dcs}, the inventory has {sorted({n['rack'] for n in every})}",
+                    unknown_dcs and f"DC(s) {unknown_dcs}, the inventory has {sorted({n['dc'] for n in every})}",
                     unknown_hosts and f"host(s) {unknown_hosts} not in kafka_controllers or kafka_brokers",
                 )
                 if part
@@ -173,15 +344,12 @@ def restart_order(controllers, brokers, active_controller, dcs=(), hosts=()):
     def chosen(node):
         if not dcs and not hosts:
             return True
-        return node["rack"] in dcs or node["host"] in hosts
+        return node["dc"] in dcs or node["host"] in hosts
 
     active = [c for c in controllers if int(c["node_id"]) == active_controller]
     others = [c for c in controllers if int(c["node_id"]) != active_controller]
-    ordered = others + active + list(brokers)
-    seen = set()
     order = []
-    for node in ordered:
-        if chosen(node) and node["host"] not in seen:
-            seen.add(node["host"])
+    for node in [*others, *active, *brokers]:
+        if chosen(node) and node["host"] not in order:
             order.append(node["host"])
     return order

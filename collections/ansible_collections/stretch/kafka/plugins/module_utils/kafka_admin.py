@@ -11,6 +11,7 @@ DescribeClientQuotas and AlterClientQuotas requests it defines.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 
@@ -18,7 +19,10 @@ try:
     from kafka import TopicPartition
     from kafka import errors as kafka_errors
     from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+    from kafka.metrics import Metrics
+    from kafka.net.compat import KafkaNetClient
     from kafka.protocol.admin.client_quotas import AlterClientQuotasRequest, DescribeClientQuotasRequest
+    from kafka.protocol.admin.cluster import DescribeQuorumRequest
 
     IMPORT_ERROR = None
 except ImportError as exc:  # reported by the modules with missing_required_lib
@@ -29,9 +33,14 @@ ERRORS_OK = (None, "OK", 0)
 # The connection options of every module that uses this adapter (see the
 # stretch.kafka.kafka_admin doc fragment).
 ARGUMENT_SPEC = {
-    "bootstrap_servers": {"type": "str", "required": True},
-    "client_config": {"type": "dict", "default": {}},
+    "bootstrap_servers": {"type": "str", "default": ""},
+    "bootstrap_controllers": {"type": "str", "default": ""},
+    "client_config": {"type": "dict", "default": {}, "no_log": True},
 }
+# The cluster-wide default of every broker's dynamic configs (min.insync.replicas
+# among them) is the broker resource with an empty name.
+CLUSTER_DEFAULT = ""
+DYNAMIC_DEFAULT_BROKER_CONFIG = 3  # Kafka's ConfigSource of a value set for every broker
 MATCH_ANY = 2  # DescribeClientQuotas match type: any entity of the type, default included
 
 
@@ -77,6 +86,79 @@ def retrying(func, attempts=_Retrying.ATTEMPTS):
     return call
 
 
+ELECTION_NOT_NEEDED = 84
+
+
+def _brokers(cluster):
+    return {b["broker_id"]: {"dc": b["rack"], "fenced": b.get("is_fenced", False)} for b in cluster["brokers"]}
+
+
+def _election_results(reply):
+    """Flatten kafka-python's ElectLeaders reply into [{topic, partition, error_code, error_message}]."""
+    reply = reply.to_dict() if hasattr(reply, "to_dict") else reply
+    out = []
+    for topic in reply.get("replica_election_results", []):
+        for p in topic.get("partition_result", []):
+            out.append(
+                {
+                    "topic": topic["topic"],
+                    "partition": p["partition_id"],
+                    "error_code": p["error_code"],
+                    "error_message": p.get("error_message"),
+                }
+            )
+    return out
+
+
+class _ControllerClient:
+    """DescribeQuorum straight to the controllers (KIP-919), which answer no Metadata requests.
+
+    kafka-python's admin client bootstraps with Metadata, so it cannot talk
+    to a controller; its connection layer can, once per address.
+    """
+
+    def __init__(self, controllers, client_config, timeout_ms):
+        self.controllers, self.client_config, self.timeout_ms = controllers, client_config, timeout_ms
+
+    def describe_quorum(self):
+        net = KafkaNetClient(
+            bootstrap_servers=self.controllers,
+            client_id="stretch-kafka-ansible",
+            request_timeout_ms=self.timeout_ms,
+            metrics=Metrics(),
+            metric_group_prefix="stretch-kafka",
+            **self.client_config,
+        )
+        manager = net._manager  # noqa: SLF001  kafka-python's public clients all bootstrap with Metadata
+        manager._net.start()  # noqa: SLF001
+        topic = DescribeQuorumRequest.TopicData
+        request = DescribeQuorumRequest(
+            topics=[topic(topic_name="__cluster_metadata", partitions=[topic.PartitionData(partition_index=0)])]
+        )
+
+        async def ask(node_id):
+            conn = manager.get_connection(node_id)
+            await conn
+            return await conn.send_request(request, request_timeout_ms=self.timeout_ms)
+
+        answers = []
+        try:
+            for node in manager.cluster.bootstrap_brokers():
+                where = f"{node.host}:{node.port}"
+                try:
+                    response = manager.run(ask, node.node_id)
+                except Exception as exc:  # noqa: BLE001  another controller may answer
+                    answers.append(f"{where}: {exc}")
+                    continue
+                state = response.to_dict()["topics"][0]["partitions"][0]
+                if not response.error_code and not state["error_code"]:
+                    return state
+                answers.append(f"{where}: {state.get('error_message') or response.error_message or 'error'}")
+        finally:
+            net.close()
+        raise AdminError("no controller answered as the quorum's leader: " + "; ".join(answers))
+
+
 def _resource(kind, name, change=None):
     kind = {"topic": ConfigResourceType.TOPIC, "broker": ConfigResourceType.BROKER}[kind]
     if change is None:
@@ -87,33 +169,52 @@ def _resource(kind, name, change=None):
 
 
 class Admin:
-    def __init__(self, bootstrap_servers, client_config=None, timeout=30):
+    """The cluster over the admin protocol: brokers for topics, configs and quotas, controllers for the quorum.
+
+    Nothing connects until it is needed, so a caller that only asks the
+    controllers (the quorum, before any broker runs) needs no broker up.
+    """
+
+    def __init__(self, bootstrap_servers="", client_config=None, timeout=30, bootstrap_controllers=""):
         self.timeout_ms = int(timeout * 1000)
+        self.servers = [s.strip() for s in (bootstrap_servers or "").split(",") if s.strip()]
+        self.controllers = [s.strip() for s in (bootstrap_controllers or "").split(",") if s.strip()]
+        self.client_config = dict(client_config or {})
+        self.raw = self._client = None
+
+    @property
+    def client(self):
+        if self._client is None:
+            self._connect()
+        return self._client
+
+    def _connect(self):
+        if not self.servers:
+            raise AdminError("no broker address to connect to (bootstrap_servers is empty)")
         # kafka-python bootstraps from one address of the list; with a DC
         # down that one may be dead, so each address is tried in turn.
-        servers = [s.strip() for s in bootstrap_servers.split(",") if s.strip()]
-        for attempt, server in enumerate(servers):
+        for attempt, server in enumerate(self.servers):
             try:
                 self.raw = KafkaAdminClient(
-                    bootstrap_servers=[server, *servers[:attempt], *servers[attempt + 1 :]],
+                    bootstrap_servers=[server, *self.servers[:attempt], *self.servers[attempt + 1 :]],
                     client_id="stretch-kafka-ansible",
                     request_timeout_ms=self.timeout_ms,
-                    **(client_config or {}),
+                    **self.client_config,
                 )
-                self.client = _Retrying(self.raw)
+                self._client = _Retrying(self.raw)
                 return
             except Exception:  # noqa: BLE001  the next address may answer
-                if attempt == len(servers) - 1:
+                if attempt == len(self.servers) - 1:
                     raise
 
     def close(self):
-        self.raw.close()
+        if self.raw is not None:
+            self.raw.close()
 
     # -- reading -----------------------------------------------------------
     def brokers(self):
-        """{broker id: {"rack": rack, "fenced": bool}} of the registered brokers."""
-        cluster = self.client.describe_cluster()
-        return {b["broker_id"]: {"rack": b["rack"], "fenced": b.get("is_fenced", False)} for b in cluster["brokers"]}
+        """{broker id: {"dc": its broker.rack, "fenced": bool}} of the registered brokers."""
+        return _brokers(self.client.describe_cluster())
 
     def topics(self):
         """{name: {"partitions": {p: [replicas]}, "internal": bool}} of every topic."""
@@ -144,11 +245,20 @@ class Admin:
         """{broker id: {key: value}} of the dynamic configs set on each broker itself."""
         return self._dynamic_configs("broker", list(ids), "DYNAMIC_BROKER_CONFIG")
 
-    def snapshot(self):
-        """The cluster as the health gates see it (module_utils/gates.py)."""
-        partitions = []
+    def cluster_id(self):
+        return self.client.describe_cluster().get("cluster_id")
+
+    def partitions(self):
+        """([{topic, partition, leader, replicas, isr}], [what could not be read]) of every topic."""
+        partitions, errors = [], []
         for topic in self.client.describe_topics():
+            if topic["error_code"]:
+                errors.append(f"topic {topic['name']}: error {topic['error_code']}")
+                continue
             for p in topic["partitions"]:
+                if p.get("error_code"):
+                    errors.append(f"partition {topic['name']}-{p['partition_index']}: error {p['error_code']}")
+                    continue
                 partitions.append(
                     {
                         "topic": topic["name"],
@@ -158,20 +268,121 @@ class Admin:
                         "isr": list(p["isr_nodes"]),
                     }
                 )
-        names = sorted({p["topic"] for p in partitions})
+        return partitions, errors
+
+    def min_isr(self, topics):
+        """{topic: min.insync.replicas} of the topics whose setting the cluster reported."""
+        names = sorted(set(topics))
+        if not names:
+            return {}
         described = self.client.describe_configs([_resource("topic", n) for n in names], config_filter="all")
-        min_isr = {
+        return {
             name: int(configs["min.insync.replicas"]["value"])
             for name, configs in described.get("topic", {}).items()
             if "min.insync.replicas" in configs
         }
-        return {"partitions": partitions, "min_isr": min_isr, "brokers": self.brokers(), "quorum": self.quorum()}
+
+    def snapshot(self, parts=("quorum", "brokers", "partitions")):
+        """The cluster as the gates see it (module_utils/gates.py).
+
+        A part that cannot be read is left None and what failed is listed
+        under "errors", so the gate fails closed and says why.
+        """
+        snap = {"errors": [], "quorum": None, "brokers": None, "partitions": None, "min_isr": None}
+        if "quorum" in parts:
+            try:
+                snap["quorum"] = self.quorum()
+            except Exception as exc:  # noqa: BLE001  reported to the gate, which fails closed
+                snap["errors"].append(f"the quorum: {exc}")
+        if "brokers" in parts:
+            try:
+                cluster = self.client.describe_cluster()
+                snap["cluster_id"] = cluster.get("cluster_id")
+                snap["brokers"] = _brokers(cluster)
+            except Exception as exc:  # noqa: BLE001
+                snap["errors"].append(f"the registered brokers: {exc}")
+        if "partitions" in parts:
+            try:
+                partitions, errors = self.partitions()
+                snap["errors"] += errors
+                snap["min_isr"] = self.min_isr(p["topic"] for p in partitions)
+                snap["partitions"] = partitions
+            except Exception as exc:  # noqa: BLE001
+                snap["errors"].append(f"the partitions: {exc}")
+        return snap
 
     def quorum(self):
-        """{"leader": node id or -1, "voters": {node id: log end offset}} of the KRaft quorum."""
-        state = self.client.describe_metadata_quorum()["topics"][0]["partitions"][0]
-        voters = {v["replica_id"]: v["log_end_offset"] for v in state["current_voters"]}
-        return {"leader": state["leader_id"], "voters": voters}
+        """{"leader", "epoch", "voters": {id: log end offset}, "observers": {...}} of the KRaft quorum.
+
+        Asked of the controllers themselves when their addresses are known (a
+        follower answers NOT_LEADER, so each is tried until the leader
+        answers), else of a broker, which forwards the request.
+        """
+        if self.controllers:
+            state = _ControllerClient(self.controllers, self.client_config, self.timeout_ms).describe_quorum()
+        else:
+            state = self.client.describe_metadata_quorum()["topics"][0]["partitions"][0]
+            if state.get("error"):
+                raise AdminError(f"DescribeQuorum: {state['error']}")
+        return {
+            "leader": state["leader_id"],
+            "epoch": state["leader_epoch"],
+            "voters": {v["replica_id"]: v["log_end_offset"] for v in state["current_voters"]},
+            "observers": {o["replica_id"]: o["log_end_offset"] for o in state.get("observers") or []},
+        }
+
+    def cluster_configs(self):
+        """{key: value} of the cluster-wide dynamic broker configs (the default broker resource)."""
+        request = KafkaAdminClient._describe_configs_request(
+            [ConfigResource(ConfigResourceType.BROKER, CLUSTER_DEFAULT)]
+        )
+        response = self._send(request)
+        found = {}
+        for result in response.results:
+            if result.error_code:
+                raise AdminError(f"cannot describe the cluster-wide broker configs: {result.error_message}")
+            for config in result.configs:
+                if config.config_source == DYNAMIC_DEFAULT_BROKER_CONFIG:
+                    found[config.name] = config.value
+        return found
+
+    def alter_cluster_configs(self, change, validate_only=False):
+        """Set and delete cluster-wide dynamic broker configs; change is {"set": {...}, "delete": [...]}."""
+        configs = {k: ("SET", str(v)) for k, v in change.get("set", {}).items()}
+        configs.update({k: ("DELETE", None) for k in change.get("delete", [])})
+        if not configs:
+            return None
+        resource = ConfigResource(ConfigResourceType.BROKER, CLUSTER_DEFAULT, configs=configs)
+        request = KafkaAdminClient._alter_configs_request([resource], validate_only, incremental=True)
+        for result in self._send(request).responses:
+            if result.error_code:
+                return result.error_message or f"error {result.error_code}"
+        return None
+
+    def not_preferred(self):
+        """[(topic, partition)] led by another replica than the first of its list."""
+        partitions, _ = self.partitions()
+        return [(p["topic"], p["partition"]) for p in partitions if p["replicas"] and p["leader"] != p["replicas"][0]]
+
+    def elect_preferred_everywhere(self):
+        """A preferred leader election for every partition not led by its preferred leader.
+
+        Returns (the partitions asked to move, the ones whose election failed, with why).
+        """
+        moved = self.not_preferred()
+        if not moved:
+            return [], []
+        by_topic = {}
+        for topic, p in moved:
+            by_topic.setdefault(topic, []).append(p)
+        reply = self.client.elect_leaders(0, by_topic, timeout_ms=self.timeout_ms, raise_errors=False)
+        failed = []
+        for result in _election_results(reply):
+            if result["error_code"] not in (0, ELECTION_NOT_NEEDED):
+                failed.append(
+                    f"{result['topic']}-{result['partition']}: {result['error_message'] or result['error_code']}"
+                )
+        return [f"{t}-{p}" for t, p in moved], failed
 
     def reassignments(self):
         """{(topic, partition): {"adding": [...], "removing": [...]}} still in progress."""
@@ -199,6 +410,7 @@ class Admin:
 
     # -- writing (each takes validate_only) --------------------------------
     def _send(self, request):
+        self.client  # noqa: B018  connects on first use
         manager = self.raw._manager  # noqa: SLF001  kafka-python has no public raw-request API
         return retrying(manager.run)(manager.send, request)
 
@@ -291,8 +503,23 @@ def require(module):
 def connect(module, timeout=30):
     """An Admin for the module's connection options, or fail_json saying why not."""
     require(module)
-    servers = module.params["bootstrap_servers"]
+    params = module.params
+    admin = Admin(params["bootstrap_servers"], params["client_config"], timeout, params.get("bootstrap_controllers"))
+    if params["bootstrap_servers"]:
+        try:
+            admin.client  # noqa: B018  connect now, so an unreachable cluster is reported as such
+        except Exception as exc:  # noqa: BLE001  any connection failure is reported as such
+            module.fail_json(msg=f"cannot connect to {params['bootstrap_servers']}: {exc}")
+    return admin
+
+
+@contextlib.contextmanager
+def session(module, timeout=30):
+    """An Admin for the module's connection options, closed afterwards; an AdminError fails the module."""
+    admin = connect(module, timeout)
     try:
-        return Admin(servers, module.params["client_config"], timeout)
-    except Exception as exc:  # noqa: BLE001  any connection failure is reported as such
-        module.fail_json(msg=f"cannot connect to {servers}: {exc}")
+        yield admin
+    except AdminError as exc:
+        module.fail_json(msg=str(exc))
+    finally:
+        admin.close()

@@ -88,9 +88,66 @@ def leader_dc_sequence(dcs, partitions, weights=None):
     return order
 
 
-def ideal(brokers_by_dc, rf, partitions, weights=None):
-    """The ideal assignment for the shape: a list of replica lists, one per partition."""
+def cluster_load(assignments):
+    """{"leaders": Counter, "replicas": Counter} per broker over assignments ([{p: [replicas]}, ...])."""
+    leaders, replicas = Counter(), Counter()
+    for assignment in assignments:
+        for replica_list in assignment.values():
+            if replica_list:
+                leaders[replica_list[0]] += 1
+                replicas.update(replica_list)
+    return {"leaders": leaders, "replicas": replicas}
+
+
+def add_load(load, assignment, sign=1):
+    """Add (or, with sign=-1, take away) one topic's assignment to a cluster load, in place."""
+    for replica_list in assignment.values():
+        if replica_list:
+            load["leaders"][replica_list[0]] += sign
+            for b in replica_list:
+                load["replicas"][b] += sign
+
+
+def _balanced(brokers_by_dc, rf, partitions, weights, load):
+    """The layout of one topic on a cluster that already carries load: the same three rules, and each
+    leadership and replica goes where the whole cluster has the fewest.
+
+    Within the topic, preferred leaders still alternate over the DCs and over
+    each DC's brokers; across topics, the DC and the brokers that lead and hold
+    least take the next one. Many small topics then spread over every broker
+    instead of piling up on the same first ones.
+    """
+    leaders, replicas = Counter(load.get("leaders") or {}), Counter(load.get("replicas") or {})
+    weights = weights or {}
+    dcs = sorted(brokers_by_dc)
+    # The DC that leads least, for its weight, goes first: it takes the extra leader of an odd count.
+    order = sorted(dcs, key=lambda dc: (sum(leaders[b] for b in brokers_by_dc[dc]) / weights.get(dc, 1), dc))
+    topic_leads = Counter()
+    assignment = []
+    for leader_dc in leader_dc_sequence(order, partitions, weights or None):
+        other_dc = dcs[1 - dcs.index(leader_dc)]
+        lead, follow = sorted(brokers_by_dc[leader_dc]), sorted(brokers_by_dc[other_dc])
+        x = split(rf, len(lead), len(follow))
+        leader = min(lead, key=lambda b: (topic_leads[b], leaders[b], replicas[b], b))
+        block = sorted((b for b in lead if b != leader), key=lambda b: (replicas[b], leaders[b], b))[: x - 1]
+        others = sorted(follow, key=lambda b: (replicas[b], leaders[b], b))[: rf - x]
+        replica_list = [leader, *block, *others]
+        topic_leads[leader] += 1
+        leaders[leader] += 1
+        replicas.update(replica_list)
+        assignment.append(replica_list)
+    return assignment
+
+
+def ideal(brokers_by_dc, rf, partitions, weights=None, load=None):
+    """The ideal assignment for the shape: a list of replica lists, one per partition.
+
+    load: what the cluster's other topics put on each broker (cluster_load());
+    with it, the topic balances against the whole cluster, not only itself.
+    """
     check_shape(brokers_by_dc, rf)
+    if load and (load.get("leaders") or load.get("replicas")):
+        return _balanced(brokers_by_dc, rf, partitions, weights, load)
     dcs = sorted(brokers_by_dc)
     brokers = {dc: sorted(brokers_by_dc[dc]) for dc in dcs}
     as_leader = dict.fromkeys(dcs, 0)  # partitions led from each DC so far
@@ -163,13 +220,15 @@ def _leader_dcs(dcs, partitions, current_dc, weights):
     return lead
 
 
-def _balance_replicas(members, slots, load, spread):
+def _balance_replicas(members, slots, load, spread, led=()):
     """Fill and even out one DC's replicas, copying as few as it can.
 
     slots: {p: (wanted count, [replicas kept in this DC])}; load: replicas per
     broker. Copies stop once the brokers differ by no more than spread, the
     spread of the ideal layout, so a repair never moves data to be more even
-    than a fresh layout would be.
+    than a fresh layout would be. led: the partitions this DC leads; a broker
+    that takes over replicas takes them there first, so it can also take its
+    share of leadership without another copy.
     """
     for p in sorted(slots):
         want, kept = slots[p]
@@ -186,9 +245,10 @@ def _balance_replicas(members, slots, load, spread):
         under = min(members, key=lambda b: (load[b], b))
         if load[over] - load[under] <= spread:
             return
-        p = next((p for p in holding[over] if under not in slots[p][1]), None)
-        if p is None:
+        movable = [p for p in holding[over] if under not in slots[p][1]]
+        if not movable:
             return
+        p = min(movable, key=lambda p: (p not in led, p))
         kept = slots[p][1]
         kept[kept.index(over)] = under
         del holding[over][p]
@@ -254,7 +314,8 @@ def _repaired(brokers_by_dc, rf, partitions, current, weights):
         load = Counter({b: 0 for b in members[dc]})
         load.update(b for _, kept in slots[dc].values() for b in kept)
         spread = max(fresh_load[b] for b in members[dc]) - min(fresh_load[b] for b in members[dc])
-        _balance_replicas(members[dc], slots[dc], load, max(spread, 1))
+        led = {p for p in range(partitions) if lead[p] == dc}
+        _balance_replicas(members[dc], slots[dc], load, max(spread, 1), led)
     leader = {}
     for dc in dcs:
         blocks = {p: slots[dc][p][1] for p in range(partitions) if lead[p] == dc}
@@ -272,10 +333,12 @@ def _repaired(brokers_by_dc, rf, partitions, current, weights):
     return result
 
 
-def place(brokers_by_dc, rf, partitions, current=None, weights=None):
+def place(brokers_by_dc, rf, partitions, current=None, weights=None, load=None):
     """Assignment for partitions 0..partitions-1, moving as little of current as it can.
 
     current: {partition: [replicas]} of an existing topic, or None.
+    load: what the cluster's other topics put on each broker (cluster_load()),
+    so a new layout balances against the whole cluster.
     Returns {partition: [replicas]}.
 
     Three candidates are weighed: the ideal layout afresh, the ideal lists
@@ -291,7 +354,7 @@ def place(brokers_by_dc, rf, partitions, current=None, weights=None):
         raise PlacementError(
             f"the topic has {max(current) + 1} partitions; their number cannot go down to {partitions}"
         )
-    fresh = dict(enumerate(ideal(brokers_by_dc, rf, partitions, weights)))
+    fresh = dict(enumerate(ideal(brokers_by_dc, rf, partitions, weights, load)))
     if not current:
         return fresh
     candidates = [fresh, _matched(brokers_by_dc, rf, partitions, current, weights)]

@@ -2,11 +2,13 @@
 
 The stretch-cluster settings are derived here, in one place, so the template
 only prints key=value lines and the validator sees exactly what a node runs.
-Operator overrides are applied last: kafka_properties on every node, then
-kafka_broker_properties or kafka_controller_properties by process role.
+Operator overrides are applied last: kafka_node_properties on every node, then
+kafka_node_broker_properties or kafka_node_controller_properties by process role.
 """
 
 from __future__ import annotations
+
+from ansible_collections.stretch.kafka.plugins.module_utils import nodes
 
 RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
@@ -19,56 +21,33 @@ def _render(value):
     return str(value)
 
 
-def listener_roles(listeners, controller_listener):
-    """Split the named listeners into the controller's and the broker's."""
-    if controller_listener not in listeners:
-        raise ValueError(
-            f"kafka_controller_listener={controller_listener!r} is not a key of kafka_listeners "
-            f"({', '.join(sorted(listeners))})"
-        )
-    broker = [name for name in listeners if name != controller_listener]
-    return [controller_listener], broker
-
-
-def endpoint(listeners, name, host):
-    return f"{host}:{listeners[name]['port']}"
-
-
-def listener_endpoints(nodes, listeners, name):
-    """host:port of each node on the named listener, comma-separated (a bootstrap list)."""
-    return ",".join(endpoint(listeners, name, n["advertised_host"]) for n in nodes)
-
-
 def server_properties(node, cluster):
     """Return the ordered server.properties of one node.
 
-    node: node_id, roles (list of 'broker'/'controller'), rack, advertised_host,
-          log_dirs (list), metadata_log_dir.
+    node: the node's record (module_utils/nodes.py), plus log_dirs (list) and metadata_log_dir.
     cluster: listeners ({NAME: {port, protocol, bind_host?, properties?, client_properties?}}),
-          controller_listener, inter_broker_listener, controllers (list of
-          {node_id, advertised_host}), replication_factor, min_insync_replicas,
+          controller_listener, inter_broker_listener, controllers (the controllers'
+          records), replication_factor, min_insync_replicas,
           properties, broker_properties, controller_properties (overrides).
     """
     listeners = cluster["listeners"]
-    controller_names, broker_names = listener_roles(listeners, cluster["controller_listener"])
+    broker_names = nodes.bound_listeners(listeners, cluster["controller_listener"], ["broker"])
     if cluster["inter_broker_listener"] not in broker_names:
         raise ValueError(
             f"kafka_inter_broker_listener={cluster['inter_broker_listener']!r} is not a broker listener "
             f"of kafka_listeners ({', '.join(broker_names)})"
         )
-    roles = [r for r in ("broker", "controller") if r in node["roles"]]
-    bound = (controller_names if "controller" in roles else []) + (broker_names if "broker" in roles else [])
+    roles = [r for r in nodes.ROLES if r in node["roles"]]
+    bound = nodes.bound_listeners(listeners, cluster["controller_listener"], roles)
 
     props = {
         "node.id": node["node_id"],
         "process.roles": roles,
         "controller.listener.names": cluster["controller_listener"],
-        "controller.quorum.bootstrap.servers": listener_endpoints(
-            cluster["controllers"], listeners, cluster["controller_listener"]
-        ),
+        "controller.quorum.bootstrap.servers": nodes.bootstrap(cluster["controllers"], cluster["controller_listener"]),
         "listener.security.protocol.map": [f"{n}:{listeners[n]['protocol']}" for n in listeners],
         "listeners": [f"{n}://{listeners[n].get('bind_host', '0.0.0.0')}:{listeners[n]['port']}" for n in bound],
-        "advertised.listeners": [f"{n}://{endpoint(listeners, n, node['advertised_host'])}" for n in bound],
+        "advertised.listeners": [f"{n}://{node['listeners'][n]}" for n in bound],
         # A DC loss must never elect a replica that missed acknowledged writes;
         # with ELR the controllers enforce both settings, so they carry them too.
         "unclean.leader.election.enable": False,
@@ -77,7 +56,7 @@ def server_properties(node, cluster):
     if "broker" in roles:
         props.update(
             {
-                "broker.rack": node["rack"],
+                "broker.rack": node["dc"],
                 "inter.broker.listener.name": cluster["inter_broker_listener"],
                 "replica.selector.class": RACK_AWARE_SELECTOR,
                 "default.replication.factor": cluster["replication_factor"],

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.stretch.kafka.plugins.module_utils import placement
+from ansible_collections.stretch.kafka.plugins.module_utils.quotas import RATE_KEYS
 
 # Owned by the replication throttle (kafka_quotas and the reassignment step):
 # never declared, never treated as drift.
@@ -94,6 +95,9 @@ def plan(declared, current, brokers_by_dc, remove_undeclared=False, internal=(),
     result = {"create": {}, "configs": {}, "grow": {}, "reassign": {}, "delete": []}
     errors = []
     wanted = dict(declared)
+    # What every topic puts on each broker; a topic being placed is taken out
+    # of it first, so its new layout balances against all the others.
+    load = placement.cluster_load(t["partitions"] for t in current.values())
     for name in internal:
         if name in current:
             parts = current[name]["partitions"]
@@ -107,11 +111,14 @@ def plan(declared, current, brokers_by_dc, remove_undeclared=False, internal=(),
                 " (Kafka cannot remove partitions; create a new topic instead)"
             )
             continue
+        if have:
+            placement.add_load(load, have["partitions"], -1)
         try:
-            target = placement.place(brokers_by_dc, rf, partitions, have and have["partitions"], weights)
+            target = placement.place(brokers_by_dc, rf, partitions, have and have["partitions"], weights, load)
         except placement.PlacementError as exc:
             errors.append(f"topic '{name}': {exc}")
             continue
+        placement.add_load(load, target)
         if not have:
             result["create"][name] = {"assignment": target, "configs": topic["configs"]}
             continue
@@ -170,4 +177,184 @@ def throttled_replicas(moves, current):
                 follower += [f"{p}:{b}" for b in added]
         if follower:
             result[name] = {THROTTLE_KEYS[0]: ",".join(leader), THROTTLE_KEYS[1]: ",".join(follower)}
+    return result
+
+
+# -- a reconcile run against the cluster ---------------------------------------
+# admin is a kafka_admin.Admin (or a fake with the same methods in the tests).
+
+
+def check_brokers(declared, registered):
+    """Messages for inventory brokers that are down, unknown, or in another DC."""
+    problems = []
+    for broker in declared:
+        node, dc = int(broker["node_id"]), broker["dc"]
+        if node not in registered or registered[node]["fenced"]:
+            problems.append(f"broker {node} is not registered and unfenced")
+        elif registered[node]["dc"] != dc:
+            problems.append(f"broker {node} runs with broker.rack={registered[node]['dc']}, the inventory says {dc}")
+    return problems
+
+
+def state_of(current, changes):
+    """before/after text of the topics a plan touches, for diff mode."""
+    before, after = [], []
+    for name in sorted({n for part in changes.values() for n in part}):
+        have = current.get(name)
+        if have:
+            before.append(f"{name}: {dict(sorted(have['partitions'].items()))} {have.get('configs', {})}")
+        if name in changes["delete"]:
+            continue
+        if name in changes["create"]:
+            after.append(f"{name}: {changes['create'][name]['assignment']} {changes['create'][name]['configs']}")
+            continue
+        parts = dict(have["partitions"])
+        parts.update(changes["reassign"].get(name, {}))
+        grow = changes["grow"].get(name)
+        if grow:
+            parts.update(zip(range(len(have["partitions"]), grow["count"]), grow["assignments"], strict=True))
+        configs = {k: v for k, v in have.get("configs", {}).items() if k not in THROTTLE_KEYS}
+        change = changes["configs"].get(name, {"set": {}, "delete": []})
+        configs.update(change["set"])
+        configs = {k: v for k, v in configs.items() if k not in change["delete"]}
+        after.append(f"{name}: {dict(sorted(parts.items()))} {configs}")
+    return {"before": "\n".join(before) + "\n", "after": "\n".join(after) + "\n"}
+
+
+def refusals(admin, changes):
+    """Send every create, growth and config change with validate_only; return what the cluster refuses."""
+    refused = {}
+    refused.update(admin.create_topics(changes["create"], validate_only=True))
+    refused.update(admin.create_partitions(changes["grow"], validate_only=True))
+    refused.update(admin.alter_configs("topic", changes["configs"], validate_only=True))
+    return [f"topic '{name}': {why}" for name, why in sorted(refused.items())]
+
+
+def _restore(before, keys, ours):
+    """The change that puts keys back as they were before a move set ours over them."""
+    change = {"set": {}, "delete": []}
+    for key in keys:
+        if key in before:
+            if before[key] != ours.get(key):
+                change["set"][key] = before[key]
+        elif key in ours:
+            change["delete"].append(key)
+    return change
+
+
+def throttle_plan(moves, current, broker_ids, rate, broker_configs, topic_configs):
+    """What a reassignment sets for its throttle, and what puts back the throttle that was there before.
+
+    broker_configs, topic_configs: the brokers' and moved topics' dynamic configs
+    before the move. A recovery throttle ("*" replicas, a rate) that is on
+    during the move is kept: its rate stays, its replica lists are restored.
+    Returns {"apply": {"brokers": {...}, "topics": {...}}, "restore": {...}},
+    each {name: {"set": {...}, "delete": [...]}}.
+    """
+    throttled = throttled_replicas(moves, current)
+    apply = {"brokers": {}, "topics": {}}
+    restore = {"brokers": {}, "topics": {}}
+    if not throttled:
+        return {"apply": apply, "restore": restore}
+    for broker in broker_ids:
+        have = broker_configs.get(broker, {})
+        # A rate already set (the recovery throttle) is the operator's: keep it.
+        ours = {k: str(rate) for k in RATE_KEYS if k not in have}
+        if ours:
+            apply["brokers"][broker] = {"set": ours, "delete": []}
+            restore["brokers"][broker] = _restore(have, RATE_KEYS, ours)
+    for name, keys in throttled.items():
+        have = topic_configs.get(name, {})
+        if all(have.get(k) == "*" for k in THROTTLE_KEYS):
+            continue  # every replica of the topic is throttled already
+        apply["topics"][name] = {"set": keys, "delete": []}
+        restore["topics"][name] = _restore(have, THROTTLE_KEYS, keys)
+    return {"apply": apply, "restore": restore}
+
+
+def _nonempty(changes):
+    return {name: c for name, c in changes.items() if c["set"] or c["delete"]}
+
+
+def reassign(admin, changes, current, broker_ids, rate, timeout):
+    """Move partitions onto the placement under a throttle, wait, elect, and put the throttle back as it was."""
+    moves = changes["reassign"]
+    plan_ = throttle_plan(
+        moves,
+        current,
+        broker_ids,
+        rate,
+        admin.broker_configs(broker_ids),
+        admin.topic_configs(list(moves)),
+    )
+    admin.alter_configs("broker", plan_["apply"]["brokers"])
+    admin.alter_configs("topic", plan_["apply"]["topics"])
+    refused = admin.reassign(moves)
+    if refused:
+        raise TopicError(f"the cluster refused reassignments: {refused}")
+    partitions = [(name, p) for name, parts in moves.items() for p in parts]
+    running = admin.wait_reassignments(partitions, timeout)
+    if running:
+        raise TopicError(
+            f"{len(running)} partition(s) still moving after {timeout} s, e.g. {running[:5]}; "
+            "the throttle stays until a later run sees them finish"
+        )
+    admin.elect_preferred(partitions)
+    admin.alter_configs("topic", _nonempty(plan_["restore"]["topics"]))
+    admin.alter_configs("broker", _nonempty(plan_["restore"]["brokers"]))
+    return partitions
+
+
+def reconcile(admin, declared, brokers, options, check_mode=False, diff=False):
+    """One topics run: read the cluster, plan, let the cluster validate, then change it (unless check_mode).
+
+    declared: normalize()'s result. brokers: the inventory's broker records
+    (node_id, dc). options: remove_undeclared, internal_topics, throttle_rate,
+    reassignment_timeout. Returns the module's result; raises TopicError
+    naming what is refused, before anything changes when it can.
+    """
+    problems = check_brokers(brokers, admin.brokers())
+    if problems:
+        raise TopicError("topics are reconciled only with every inventory broker up: " + "; ".join(problems))
+    ongoing = admin.reassignments()
+    if ongoing and not check_mode:
+        running = admin.wait_reassignments(list(ongoing), options["reassignment_timeout"])
+        if running:
+            raise TopicError(f"reassignments already in progress did not finish: {running[:5]}")
+    current = admin.topics()
+    configs = admin.topic_configs(n for n in current if n in declared)
+    for name, values in configs.items():
+        current[name]["configs"] = values
+    internal = [n for n, t in current.items() if t["internal"]] if options["internal_topics"] else []
+    by_dc = {}
+    for broker in brokers:
+        by_dc.setdefault(broker["dc"], []).append(int(broker["node_id"]))
+    changes = plan(declared, current, by_dc, options["remove_undeclared"], internal=internal)
+    result = {
+        "changed": not is_empty(changes),
+        "changes": summary(changes, current),
+        "reassigned": [],
+        "moved_replicas": sum(
+            placement.moved_replicas(current[n]["partitions"], moves) for n, moves in changes["reassign"].items()
+        ),
+    }
+    if diff:
+        result["diff"] = state_of(current, changes)
+    refused = refusals(admin, changes)
+    if refused:
+        raise TopicError("the cluster refused the declared topics, nothing was changed: " + "; ".join(refused))
+    if check_mode or not result["changed"]:
+        return result
+    errors = admin.create_topics(changes["create"])
+    errors.update(admin.alter_configs("topic", changes["configs"]))
+    errors.update(admin.create_partitions(changes["grow"]))
+    if errors:
+        raise TopicError(f"topic changes failed: {errors}")
+    if changes["reassign"]:
+        broker_ids = [int(b["node_id"]) for b in brokers]
+        moved = reassign(admin, changes, current, broker_ids, options["throttle_rate"], options["reassignment_timeout"])
+        result["reassigned"] = [f"{t}-{p}" for t, p in moved]
+    errors = admin.delete_topics(changes["delete"])
+    if errors:
+        raise TopicError(f"deleting undeclared topics failed: {errors}")
     return result

@@ -9,17 +9,33 @@ short_description: Poll a health gate of the rolling restart until it passes or 
 description:
   - Reads the cluster (partitions and their ISR, min.insync.replicas per topic, registered
     brokers, the KRaft quorum) through Kafka's admin protocol, from one process, and checks
-    one gate of module_utils/gates.py. Polls until it passes; never sleeps a fixed time.
+    one gate of module_utils/gates.py against the inventory. Polls until it passes; never
+    sleeps a fixed time.
+  - Fails closed. What cannot be read (a connection, a topic, a setting, the voters) is a
+    problem the gate names, never a pass.
+  - The quorum is asked of the controllers themselves (I(bootstrap_controllers)), so
+    C(quorum_ready) passes before any broker runs.
   - Never changes anything; runs in check mode too.
 options:
   gate:
     description: The gate to check.
     type: str
     required: true
-    choices: [broker_down_safe, broker_back, controller_down_safe, controller_back, cluster_healthy, writable]
+    choices: [broker_down_safe, broker_back, controller_down_safe, controller_back,
+              quorum_ready, cluster_ready, cluster_healthy]
   node_id:
-    description: The node being restarted.
+    description: The node being restarted (the node gates).
     type: int
+  nodes:
+    description: Every inventory node's record (C(node_id), C(dc), C(roles), C(host)); what the cluster should hold.
+    type: list
+    elements: dict
+    default: []
+  topics:
+    description: Names of the declared topics; one missing from the cluster's reply fails the gate.
+    type: list
+    elements: str
+    default: []
   timeout:
     description: Seconds to keep polling before failing.
     type: int
@@ -64,35 +80,28 @@ waited:
   description: Seconds spent polling.
   returned: always
   type: float
+report:
+  description: Every inventory node, its DC and its state, from the last snapshot read.
+  returned: always
+  type: list
+  elements: str
 polls:
   description: How many times the cluster was read.
   returned: always
   type: int
 """
 
-import time  # noqa: E402  the documentation blocks come first, as in every Ansible module
-
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.stretch.kafka.plugins.module_utils import gates, kafka_admin  # noqa: E402
+from ansible_collections.stretch.kafka.plugins.module_utils import gates, kafka_admin, nodes  # noqa: E402
 
 
-def poll(read, gate, node, max_lag, timeout, interval, wait, clock=time.monotonic, sleep=time.sleep):
-    """Check the gate until it passes, or until timeout; returns (passed, problems, waited, polls)."""
-    start = clock()
-    polls = 0
-    while True:
-        polls += 1
-        try:
-            problems = gates.check(gate, read(), node, max_lag)
-        except gates.GateError:
-            raise
-        except Exception as exc:  # noqa: BLE001  an unreachable cluster is a failed poll, not a crash
-            problems = [f"cannot read the cluster: {exc}"]
-        waited = clock() - start
-        if not problems or not wait or waited >= timeout:
-            return not problems, problems, round(waited, 1), polls
-        sleep(interval)
+def expected_from(records, topics):
+    return {
+        "controllers": nodes.dcs_of(nodes.with_role(records, "controller")),
+        "brokers": nodes.dcs_of(nodes.with_role(records, "broker")),
+        "topics": list(topics),
+    }
 
 
 def main():
@@ -101,37 +110,44 @@ def main():
             **kafka_admin.ARGUMENT_SPEC,
             "gate": {"type": "str", "required": True, "choices": list(gates.GATES)},
             "node_id": {"type": "int"},
+            "nodes": {"type": "list", "elements": "dict", "default": []},
+            "topics": {"type": "list", "elements": "str", "default": []},
             "timeout": {"type": "int", "default": 300},
             "interval": {"type": "float", "default": 2},
             "max_lag": {"type": "int", "default": 0},
             "wait": {"type": "bool", "default": True},
         },
         supports_check_mode=True,
-        required_if=[("gate", g, ["node_id"]) for g in gates.GATES if g not in ("cluster_healthy", "writable")],
+        required_if=[("gate", g, ["node_id"]) for g in gates.NODE_GATES],
     )
     kafka_admin.require(module)
     params = module.params
-    admin = None
-
-    def read():
-        nonlocal admin
-        if admin is None:
-            admin = kafka_admin.Admin(params["bootstrap_servers"], params["client_config"], timeout=15)
-        return admin.snapshot()
-
+    admin = kafka_admin.Admin(
+        params["bootstrap_servers"], params["client_config"], timeout=15,
+        bootstrap_controllers=params["bootstrap_controllers"],
+    )  # fmt: skip
+    parts = gates.parts_needed(params["gate"])
     try:
-        passed, problems, waited, polls = poll(
-            read, params["gate"], params["node_id"], params["max_lag"], params["timeout"], params["interval"],
+        outcome = gates.poll(
+            lambda: admin.snapshot(parts),
+            params["gate"],
+            expected_from(params["nodes"], params["topics"]),
+            params["node_id"],
+            params["max_lag"],
+            params["timeout"],
+            params["interval"],
             params["wait"],
-        )  # fmt: skip
+        )
     finally:
-        if admin is not None:
-            admin.close()
-    result = {"changed": False, "passed": passed, "problems": problems, "waited": waited, "polls": polls}
-    if not passed and params["wait"]:
+        admin.close()
+    snapshot = outcome.pop("snapshot") or {}
+    result = {"changed": False, **outcome, "report": gates.report(snapshot, params["nodes"]) if params["nodes"] else []}
+    if not outcome["passed"] and params["wait"]:
         where = f" for node {params['node_id']}" if params["node_id"] is not None else ""
         module.fail_json(
-            msg=f"gate {params['gate']}{where} still blocked after {waited} s: " + "; ".join(problems), **result
+            msg=f"gate {params['gate']}{where} still blocked after {outcome['waited']} s: "
+            + "; ".join(outcome["problems"]),
+            **result,
         )
     module.exit_json(**result)
 

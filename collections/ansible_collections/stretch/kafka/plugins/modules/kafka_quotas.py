@@ -121,11 +121,9 @@ def main():
             quotas.throttle_plan(throttle.get("state"), throttle.get("rate"), {}, {})
     except quotas.QuotaError as exc:
         module.fail_json(msg=str(exc))
-    admin = kafka_admin.connect(module, module.params["timeout"])
-    try:
-        module.exit_json(**run(module, admin, declared))
-    finally:
-        admin.close()
+    with kafka_admin.session(module, module.params["timeout"]) as admin:
+        result = run(module, admin, declared)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

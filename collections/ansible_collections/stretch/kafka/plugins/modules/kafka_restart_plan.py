@@ -4,7 +4,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: kafka_restart_plan
+module: kafka_ops_restart_plan
 short_description: Order the nodes of a rolling restart, the active controller last
 description:
   - Asks the cluster which controller leads the quorum, and returns the hosts to restart in
@@ -12,12 +12,12 @@ description:
     to some DCs or hosts. Reads only.
 options:
   controllers:
-    description: Inventory records (C(host), C(node_id), C(rack)) of the controllers.
+    description: Inventory records (C(host), C(node_id), C(dc)) of the controllers.
     type: list
     elements: dict
     required: true
   brokers:
-    description: Inventory records (C(host), C(node_id), C(rack)) of the brokers.
+    description: Inventory records (C(host), C(node_id), C(dc)) of the brokers.
     type: list
     elements: dict
     required: true
@@ -75,11 +75,8 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    admin = kafka_admin.connect(module)
-    try:
+    with kafka_admin.session(module) as admin:
         leader = admin.quorum()["leader"]
-    finally:
-        admin.close()
     try:
         order = gates.restart_order(params["controllers"], params["brokers"], leader, params["dcs"], params["hosts"])
     except gates.GateError as exc:

@@ -1,0 +1,86 @@
+"""Action plugin: refuse declared topics, quotas or a throttle that the cluster could not hold.
+
+It never connects to a host: each topic's replication factor is judged
+against the broker DCs of the inventory's node records.
+"""
+
+from __future__ import annotations
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.stretch.kafka.plugins.module_utils import topology
+
+DOCUMENTATION = r"""
+---
+module: validate_declarations
+short_description: Refuse declared topics, quotas or a throttle the cluster could not hold
+description:
+  - Checks each declared topic (name, fields, replication factor against the broker DCs),
+    each declared client quota (entity types, keys, values) and the replication throttle.
+    Fails with one line per problem, naming the topic, quota or variable.
+options:
+  nodes:
+    description: The node records (the stretch.kafka.node_records filter).
+    type: list
+    elements: dict
+    required: true
+  topics:
+    description: The declared topics.
+    type: list
+    elements: dict
+    default: []
+  replication_factor:
+    description: Replication factor of a topic that does not declare one.
+    type: int
+    default: 4
+  quotas:
+    description: The declared client quotas.
+    type: list
+    elements: dict
+    default: []
+  replication_throttle:
+    description: C(state) and C(rate) of the replication throttle.
+    type: dict
+"""
+
+EXAMPLES = r"""
+- name: Validate the declared topics and quotas
+  stretch.kafka.validate_declarations:
+    nodes: "{{ kafka_nodes }}"
+    topics: "{{ kafka_topics }}"
+    quotas: "{{ kafka_quotas }}"
+  run_once: true
+"""
+
+RETURN = r"""
+errors:
+  description: One message per problem.
+  type: list
+  returned: failure
+"""
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        args = self._task.args
+        errors = topology.check_declarations(
+            args.get("nodes") or [],
+            args.get("topics") or [],
+            int(args.get("replication_factor", 4)),
+            args.get("quotas") or [],
+            args.get("replication_throttle"),
+        )
+        result["changed"] = False
+        if errors:
+            result.update(
+                failed=True,
+                errors=errors,
+                msg=f"declarations refused ({len(errors)} problem(s)):\n- " + "\n- ".join(errors),
+            )
+        else:
+            result["msg"] = "declarations accepted"
+        return result

@@ -1,0 +1,92 @@
+"""The one road from the inventory into Python: a typed record per node.
+
+Every other piece (preflight, server.properties, the gates, the smoke test,
+the admin modules) reads the cluster's nodes from these records, never from
+hostvars, so a node's DC, id and address are looked up in one place, with one
+default each:
+
+    {"host":            inventory name,
+     "node_id":         kafka_node_id as written (preflight refuses a bad one),
+     "dc":              kafka_dc ("" when missing; preflight refuses it),
+     "roles":           ["broker"] and/or ["controller"], from the two groups,
+     "advertised_host": kafka_advertised_host, default the inventory name,
+     "listeners":       {listener name: "advertised_host:port"} of the listeners the node binds}
+
+The DC is the one name for where a node runs. Brokers publish it as
+broker.rack, and clients in that DC set client.rack to it; inside this
+project it is always "dc".
+"""
+
+from __future__ import annotations
+
+ROLES = ("broker", "controller")
+
+
+class NodeError(ValueError):
+    pass
+
+
+def bound_listeners(listeners, controller_listener, roles):
+    """Names of the listeners a node with these roles binds: the controller's, the brokers', or both."""
+    if controller_listener not in listeners:
+        raise NodeError(
+            f"kafka_controller_listener={controller_listener!r} is not a key of kafka_listeners "
+            f"({', '.join(sorted(listeners))})"
+        )
+    names = []
+    if "controller" in roles:
+        names.append(controller_listener)
+    if "broker" in roles:
+        names += [name for name in listeners if name != controller_listener]
+    return names
+
+
+def node_records(groups, hostvars, controllers_group, brokers_group, listeners, controller_listener):
+    """One record per host of the controllers and brokers groups, controllers first, in inventory order.
+
+    groups: {group: [hosts]}; hostvars: {host: {variable: value}} (Ansible's
+    hostvars, or plain dicts in tests).
+    """
+    controllers = list(groups.get(controllers_group) or [])
+    brokers = list(groups.get(brokers_group) or [])
+    records = []
+    for host in dict.fromkeys(controllers + brokers):
+        hv = hostvars[host]
+        roles = [r for r, members in (("broker", brokers), ("controller", controllers)) if host in members]
+        advertised = hv.get("kafka_advertised_host") or host
+        records.append(
+            {
+                "host": host,
+                "node_id": hv.get("kafka_node_id"),
+                "dc": str(hv.get("kafka_dc") or ""),
+                "roles": roles,
+                "advertised_host": str(advertised),
+                "listeners": {
+                    name: f"{advertised}:{listeners[name]['port']}"
+                    for name in bound_listeners(listeners, controller_listener, roles)
+                },
+            }
+        )
+    return records
+
+
+def with_role(records, role):
+    return [r for r in records if role in r["roles"]]
+
+
+def bootstrap(records, listener):
+    """host:port of every record that binds the listener, comma-separated: a bootstrap list."""
+    return ",".join(r["listeners"][listener] for r in records if listener in r["listeners"])
+
+
+def dcs_of(records):
+    """{node id: DC} of the records, ids as integers."""
+    return {int(r["node_id"]): r["dc"] for r in records}
+
+
+def by_dc(records):
+    """{DC: [node ids]} of the records, in record order."""
+    grouped = {}
+    for record in records:
+        grouped.setdefault(record["dc"], []).append(int(record["node_id"]))
+    return grouped

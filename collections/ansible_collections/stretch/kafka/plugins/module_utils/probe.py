@@ -1,0 +1,85 @@
+"""Writable means acknowledged: acks=all probe writes to every partition of a probe topic.
+
+Metadata can say a partition has a leader and enough in-sync replicas while
+that leader is a dead broker the controllers have not fenced yet; no write is
+acknowledged then. A probe write that is acknowledged by every in-sync
+replica is the proof. The probe topic is placed like every declared topic
+(DC-grouped, its preferred leaders spread over all brokers), so each broker
+leads a share of it.
+
+poll() is plain Python over a send(partition) callable, so the loop, its
+clock and its timeout are tested without Kafka.
+"""
+
+from __future__ import annotations
+
+import time
+
+
+def poll(partitions, send, since, timeout, interval=0.2, clock=time.time, sleep=time.sleep):
+    """Send a probe to every partition not yet acknowledged, until each is, or timeout.
+
+    send(partition) returns None when the write was acknowledged, or why it was not.
+    since: when the cluster lost what it lost (epoch seconds, the clock's scale).
+    Returns {"acked_after": {partition: seconds from since}, "pending": {partition: last reason},
+    "started_after": seconds from since to the first probe, "every_partition_after": the largest
+    acked_after, or None while one is pending}.
+    """
+    started = clock()
+    acked, pending = {}, {p: "not probed yet" for p in partitions}
+    while pending:
+        for p in sorted(pending):
+            reason = send(p)
+            if reason is None:
+                acked[p] = round(clock() - since, 2)
+                del pending[p]
+            else:
+                pending[p] = reason
+        if not pending or clock() - started >= timeout:
+            break
+        sleep(interval)
+    return {
+        "acked_after": acked,
+        "pending": pending,
+        "started_after": round(started - since, 2),
+        "every_partition_after": max(acked.values()) if acked and not pending else None,
+    }
+
+
+class KafkaProbe:
+    """acks=all writes through kafka-python, one at a time, each bounded by request_timeout."""
+
+    def __init__(self, bootstrap_servers, topic, client_config=None, request_timeout=2.0):
+        from kafka import KafkaProducer  # noqa: PLC0415  kafka-python is only needed where the probe runs
+
+        self.topic = topic
+        self.timeout = request_timeout
+        self.producer = KafkaProducer(
+            bootstrap_servers=[s.strip() for s in bootstrap_servers.split(",") if s.strip()],
+            client_id="stretch-kafka-probe",
+            acks="all",
+            retries=0,
+            enable_idempotence=False,
+            request_timeout_ms=int(request_timeout * 1000),
+            delivery_timeout_ms=int(request_timeout * 1000) + 100,
+            max_block_ms=int(request_timeout * 1000),
+            metadata_max_age_ms=1000,
+            linger_ms=0,
+            **(client_config or {}),
+        )
+
+    def partitions(self):
+        found = self.producer.partitions_for(self.topic)
+        if not found:
+            raise RuntimeError(f"the probe topic {self.topic} has no partitions (is it declared and created?)")
+        return sorted(found)
+
+    def send(self, partition):
+        try:
+            self.producer.send(self.topic, value=b"probe", partition=partition).get(timeout=self.timeout + 1)
+        except Exception as exc:  # noqa: BLE001  every failure is a reason to probe again
+            return f"{type(exc).__name__}: {exc}"[:200]
+        return None
+
+    def close(self):
+        self.producer.close(timeout=2)

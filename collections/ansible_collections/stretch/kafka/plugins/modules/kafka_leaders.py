@@ -1,0 +1,66 @@
+"""Ansible module: give every partition back to its preferred leader."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: kafka_leaders
+short_description: Elect the preferred leader of every partition that is led by another replica
+description:
+  - Reads every partition's leader over the admin protocol and runs one preferred leader
+    election for the partitions whose leader is not the first replica of their list. A
+    partition whose preferred leader cannot take over (out of sync, down) fails the task,
+    named with the reason; the others are moved all the same.
+  - Changes nothing when every partition is led by its preferred leader. Supports check mode.
+extends_documentation_fragment:
+  - stretch.kafka.kafka_admin
+"""
+
+EXAMPLES = r"""
+- name: Give leadership back to the preferred leaders
+  stretch.kafka.kafka_leaders:
+    bootstrap_servers: 10.0.1.11:9092,10.0.2.11:9092
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+elected:
+  description: Partitions whose leadership was asked to move, as topic-partition.
+  returned: always
+  type: list
+  elements: str
+failed:
+  description: Partitions whose preferred leader could not be elected, with the reason.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin  # noqa: E402
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(kafka_admin.ARGUMENT_SPEC), supports_check_mode=True)
+    with kafka_admin.session(module) as admin:
+        if module.check_mode:
+            partitions, _ = admin.partitions()
+            due = [
+                f"{p['topic']}-{p['partition']}"
+                for p in partitions
+                if p["replicas"] and p["leader"] != p["replicas"][0]
+            ]
+            module.exit_json(changed=bool(due), elected=due, failed=[])
+        elected, failed = admin.elect_preferred_everywhere()
+    if failed:
+        module.fail_json(
+            msg=f"{len(failed)} partition(s) could not move to their preferred leader: " + "; ".join(failed[:10]),
+            changed=bool(elected), elected=elected, failed=failed,
+        )  # fmt: skip
+    module.exit_json(changed=bool(elected), elected=elected, failed=failed)
+
+
+if __name__ == "__main__":
+    main()

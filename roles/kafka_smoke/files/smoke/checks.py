@@ -1,0 +1,95 @@
+"""Checks made before the smoke test writes anything: each names what is wrong."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+
+
+class SmokeError(Exception):
+    pass
+
+
+def read_client_config(path):
+    """{key: value} of a client properties file (key=value lines; # comments): where secrets are passed.
+
+    Settings come in a file, never on the command line, where any user of
+    the host could read them in the process list.
+    """
+    if not path:
+        return {}
+    config = {}
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise SmokeError(f"cannot read the client settings in {path}: {exc}") from exc
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "!")):
+            key, sep, value = line.partition("=")
+            if not sep:
+                raise SmokeError(f"{path}: {line.split()[0]!r} is not a key=value line")
+            config[key.strip()] = value.strip()
+    return config
+
+
+def _reachable(host, port, timeout):
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def check_bootstrap(bootstrap_servers, timeout=5):
+    """At least one bootstrap address must accept a connection."""
+    addresses = [a.strip() for a in bootstrap_servers.split(",") if a.strip()]
+    if not addresses:
+        raise SmokeError("no bootstrap servers given")
+    for address in addresses:
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise SmokeError(f"bootstrap address {address!r} is not host:port")
+    if not any(_reachable(*a.rsplit(":", 1), timeout) for a in addresses):
+        raise SmokeError(f"no broker answers at the bootstrap address(es) {bootstrap_servers}")
+
+
+def cluster_view(bootstrap_servers, topic, client_config, timeout=15):
+    """The brokers ({id: (host, rack)}) and the topic's partitions, from the cluster's metadata."""
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers, **client_config})
+    try:
+        metadata = admin.list_topics(timeout=timeout)
+        nodes = admin.describe_cluster(request_timeout=timeout).result(timeout=timeout).nodes
+    except KafkaException as exc:
+        raise SmokeError(f"cannot read the cluster's metadata through {bootstrap_servers}: {exc}") from exc
+    if topic not in metadata.topics:
+        raise SmokeError(f"topic {topic!r} does not exist; site.yml creates it (smoke_topic)")
+    brokers = {n.id: (n.host, n.rack) for n in nodes}
+    return brokers, sorted(metadata.topics[topic].partitions)
+
+
+def check_dcs(dcs, brokers):
+    racks = sorted({rack for _, rack in brokers.values() if rack})
+    for dc in dcs:
+        if dc not in racks:
+            raise SmokeError(f"DC {dc!r} matches no broker rack (the brokers' racks are: {', '.join(racks)})")
+
+
+def check_spark_master(master, timeout=5):
+    """local[...] needs nothing; spark:// and k8s:// must accept a connection; yarn needs its config."""
+    if master.startswith("local"):
+        return
+    if master == "yarn":
+        if not (os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR")):
+            raise SmokeError("Spark master 'yarn' needs HADOOP_CONF_DIR or YARN_CONF_DIR to find the cluster")
+        return
+    url = urlparse(master.removeprefix("k8s://"))
+    if not url.hostname or not url.port:
+        raise SmokeError(f"Spark master {master!r} has no host:port")
+    if not _reachable(url.hostname, url.port, timeout):
+        raise SmokeError(f"Spark master {master!r} cannot be reached at {url.hostname}:{url.port}")

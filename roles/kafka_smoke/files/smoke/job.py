@@ -1,0 +1,115 @@
+"""PySpark smoke job: reads the smoke data set as a bounded batch with Spark's Kafka source.
+
+Run by spark-submit (deploy mode client, so the report lands beside the
+driver). It reads exactly the offsets the producer step wrote, with
+kafka.client.rack set to the DC it runs for (or unset for the control run),
+and writes what it saw per partition; smoke.records.validation judges it.
+
+    spark-submit --master local[2] --jars <spark-sql-kafka jars> smoke/job.py \
+        --manifest manifest.json --bootstrap-servers host:9092 --client-rack dc1 --out seen.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+
+def read_client_config(path):
+    """key=value lines of a client properties file. The job runs on its own under spark-submit,
+    so it reads the file itself instead of importing the smoke package."""
+    if not path:
+        return {}
+    pairs = (line.strip().partition("=") for line in Path(path).read_text().splitlines())
+    return {k.strip(): v.strip() for k, sep, v in pairs if sep and not k.startswith(("#", "!"))}
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--manifest", required=True, help="the producer step's manifest (JSON)")
+    parser.add_argument("--bootstrap-servers", required=True)
+    parser.add_argument("--client-rack", default="", help="the DC to read from; empty for the control run")
+    parser.add_argument(
+        "--client-config",
+        metavar="FILE",
+        help="consumer settings (security) as key=value lines, passed to the source as kafka.KEY",
+    )
+    parser.add_argument("--out", required=True, help="where to write what the job saw (JSON)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    started = time.monotonic()
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    manifest = json.loads(Path(args.manifest).read_text())
+    topic, run_id = manifest["topic"], manifest["run_id"]
+    partitions = manifest["partitions"]
+    spark = SparkSession.builder.appName(f"kafka-smoke-{args.client_rack or 'control'}").getOrCreate()
+    spark_ready = time.monotonic()
+
+    reader = (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", args.bootstrap_servers)
+        .option("subscribe", topic)
+        .option("startingOffsets", json.dumps({topic: {p: v["start"] for p, v in partitions.items()}}))
+        .option("endingOffsets", json.dumps({topic: {p: v["end"] for p, v in partitions.items()}}))
+        .option("failOnDataLoss", "true")
+    )
+    if args.client_rack:
+        reader = reader.option("kafka.client.rack", args.client_rack)
+    for key, value in read_client_config(args.client_config).items():
+        reader = reader.option(f"kafka.{key}", value)
+
+    schema = T.StructType(
+        [
+            T.StructField("run", T.StringType()),
+            T.StructField("p", T.IntegerType()),
+            T.StructField("seq", T.LongType()),
+            T.StructField("data", T.StringType()),
+            T.StructField("sha256", T.StringType()),
+        ]
+    )
+    expected = F.create_map(*[x for p, v in partitions.items() for x in (F.lit(int(p)), F.lit(v["expected"]))])
+    rows = reader.load().select(
+        "partition", F.length("value").alias("bytes"), F.from_json(F.col("value").cast("string"), schema).alias("r")
+    )
+    own = (
+        (F.col("r.run") == run_id)
+        & (F.col("r.p") == F.col("partition"))
+        & (F.col("r.seq") >= 0)
+        & (F.col("r.seq") < expected[F.col("partition")])
+    )
+    corrupt = own & (F.sha2(F.unbase64(F.col("r.data")), 256) != F.col("r.sha256"))
+    seen = (
+        rows.groupBy("partition")
+        .agg(
+            F.count(F.lit(1)).alias("count"),
+            F.sum(F.when(own, 1).otherwise(0)).alias("own"),
+            F.countDistinct(F.when(own, F.col("r.seq"))).alias("distinct"),
+            F.sum(F.when(corrupt, 1).otherwise(0)).alias("corrupt"),
+            F.sum("bytes").alias("bytes"),
+        )
+        .collect()
+    )
+    finished = time.monotonic()
+    observed = {str(r["partition"]): {k: int(r[k] or 0) for k in ("count", "own", "distinct", "corrupt")} for r in seen}
+    result = {
+        "client_rack": args.client_rack or None,
+        "observed": observed,
+        "records": sum(v["count"] for v in observed.values()),
+        "value_bytes": sum(int(r["bytes"] or 0) for r in seen),
+        "spark_startup_seconds": round(spark_ready - started, 2),
+        "read_seconds": round(finished - spark_ready, 2),
+    }
+    Path(args.out).write_text(json.dumps(result, indent=2))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

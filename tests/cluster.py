@@ -1,0 +1,185 @@
+"""The cluster as an inventory describes it, read with Ansible's own inventory API, and helpers to use it.
+
+The nodes come through the same function the roles use (module_utils/nodes.py),
+so the tests and the playbooks agree on every node's id, DC and address.
+The integration tests and the drills compare what the running cluster
+reports with this.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from ansible.inventory.manager import InventoryManager
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar
+from ansible.vars.manager import VariableManager
+from confluent_kafka.admin import NewTopic
+
+from ansible_collections.stretch.kafka.plugins.module_utils import nodes
+from ansible_collections.stretch.kafka.plugins.module_utils.properties import client_properties
+from tests.playbook import run
+
+REPO = Path(__file__).resolve().parents[1]
+CLUSTER_DEFAULTS = yaml.safe_load((REPO / "roles/kafka/defaults/main.yml").read_text())
+# What node_records reads of each host, and what Ansible needs to reach it.
+NODE_VARS = ("kafka_node_id", "kafka_dc", "kafka_advertised_host", "testbed_subnet")
+SSH_VARS = ("ansible_host", "ansible_user", "ansible_ssh_private_key_file", "ansible_ssh_common_args")
+
+
+@dataclass(frozen=True)
+class Node:
+    host: str
+    node_id: int
+    dc: str
+    roles: tuple
+    address: str
+    ssh: dict
+    network: str | None = None  # the testbed network of its DC
+
+    def testinfra_spec(self):
+        """testinfra.get_host arguments that reach this node as Ansible does."""
+        user = self.ssh.get("ansible_user")
+        target = f"{user}@{self.ssh['ansible_host']}" if user else self.ssh["ansible_host"]
+        kwargs = {"ssh_extra_args": self.ssh.get("ansible_ssh_common_args") or None}
+        if self.ssh.get("ansible_ssh_private_key_file"):
+            kwargs["ssh_identity_file"] = self.ssh["ansible_ssh_private_key_file"]
+        return f"ssh://{target}", kwargs
+
+
+@dataclass(frozen=True)
+class Cluster:
+    inventory: str
+    nodes: tuple
+    records: tuple
+    client_port: int
+    controller_port: int
+    client_config: dict
+
+    @property
+    def brokers(self):
+        return [n for n in self.nodes if "broker" in n.roles]
+
+    @property
+    def controllers(self):
+        return [n for n in self.nodes if "controller" in n.roles]
+
+    @property
+    def dcs(self):
+        return sorted({n.dc for n in self.brokers})
+
+    def client_config_file(self, directory):
+        """The client settings as a key=value file of mode 0600 in directory: how tools are given secrets."""
+        path = Path(directory) / "client.properties"
+        path.touch(mode=0o600)
+        path.write_text("".join(f"{k}={v}\n" for k, v in sorted(self.client_config.items())))
+        return path
+
+    @property
+    def bootstrap_servers(self):
+        return ",".join(f"{n.address}:{self.client_port}" for n in self.brokers)
+
+    @property
+    def bootstrap_controllers(self):
+        return ",".join(f"{n.address}:{self.controller_port}" for n in self.controllers)
+
+
+def load(inventory=None):
+    inventory = inventory or os.environ.get("STRETCH_INVENTORY", str(REPO / "inventories/local"))
+    loader = DataLoader()
+    inv = InventoryManager(loader=loader, sources=[inventory])
+    variables = VariableManager(loader=loader, inventory=inv)
+    hostvars, settings = {}, dict(CLUSTER_DEFAULTS)
+    for host in inv.get_hosts():
+        hv = dict(CLUSTER_DEFAULTS, **variables.get_vars(host=host))
+        hv.setdefault("ansible_host", host.name)
+        templar = Templar(loader=loader, variables=hv)
+        hostvars[host.name] = {key: templar.template(hv[key]) for key in (*NODE_VARS, *SSH_VARS) if key in hv}
+        if host.name in inv.get_groups_dict().get(settings["kafka_brokers_group"], []):
+            settings = hv
+    listeners = settings["kafka_listeners"]
+    records = nodes.node_records(
+        inv.get_groups_dict(),
+        hostvars,
+        settings["kafka_controllers_group"],
+        settings["kafka_brokers_group"],
+        listeners,
+        settings["kafka_controller_listener"],
+    )
+    cluster_nodes = tuple(
+        Node(
+            host=r["host"],
+            node_id=int(r["node_id"]),
+            dc=r["dc"],
+            roles=tuple(r["roles"]),
+            address=r["advertised_host"],
+            ssh={key: hostvars[r["host"]][key] for key in SSH_VARS if key in hostvars[r["host"]]},
+            network=hostvars[r["host"]].get("testbed_subnet"),
+        )
+        for r in records
+    )
+    return Cluster(
+        inventory=inventory,
+        nodes=cluster_nodes,
+        records=tuple(records),
+        client_port=int(listeners[settings["kafka_client_listener"]]["port"]),
+        controller_port=int(listeners[settings["kafka_controller_listener"]]["port"]),
+        # The same settings the role renders into /etc/kafka/client.properties.
+        client_config=client_properties(
+            listeners, settings["kafka_client_listener"], settings.get("kafka_client_properties")
+        ),
+    )
+
+
+def wait_until(check, timeout=90, interval=2):
+    """Poll check() until it returns a truthy value; return its last result."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result or time.monotonic() > deadline:
+            return result
+        time.sleep(interval)
+
+
+def create_topic(admin, name, partitions, replication_factor, timeout=60):
+    """Create a topic with Kafka's own placement; return its metadata once every partition has a leader.
+
+    CreateTopics answers once the controllers have committed the topic. A
+    broker that has not applied that record yet answers Metadata for it with
+    UNKNOWN_TOPIC_OR_PART and no partitions, so whoever reads the partition
+    list straight after creating must wait until it is whole.
+    """
+    admin.create_topics([NewTopic(name, partitions, replication_factor)])[name].result(timeout=timeout)
+    answers = []
+
+    def whole():
+        topic = admin.list_topics(name, timeout=10).topics.get(name)
+        if topic is None or topic.error is not None:
+            answers.append(str(topic.error) if topic is not None else "topic missing from the reply")
+            return None
+        leaders = [p.leader for p in topic.partitions.values()]
+        if len(leaders) != partitions or min(leaders) < 0:
+            answers.append(f"{len(leaders)} partitions, leaders {leaders}")
+            return None
+        return topic
+
+    topic = wait_until(whole, timeout=timeout, interval=0.5)
+    assert topic, f"topic {name}: the metadata never showed {partitions} partitions with leaders; last: {answers[-3:]}"
+    return topic
+
+
+def start_times(cluster, hosts):
+    """Each node's kafka service start time: it changes when, and only when, the node restarts."""
+    return {
+        n.host: hosts[n.host].check_output("systemctl show kafka -p ExecMainStartTimestampMonotonic --value")
+        for n in cluster.nodes
+    }
+
+
+def playbook(cluster, name, *args, **kwargs):
+    """Run playbooks/<name>.yml against the cluster's inventory (tests/playbook.py); returns its Run."""
+    return run(cluster.inventory, name, *args, **kwargs)

@@ -1,0 +1,251 @@
+"""The DC failover drill under load (`make drill-failover`, and part of `make test`).
+
+Against the running testbed, with the load harness writing (acks=all,
+idempotent) and reading as each broker DC throughout:
+
+1. the second broker DC is lost: playbooks/dc-failover.yml kills every node
+   of it. The quorum must keep a leader, writes must go on, and the first
+   DC's reader must keep reading from its own DC;
+2. it comes back: playbooks/dc-recovery.yml, under the replication throttle,
+   until nothing is under-replicated; leaders restored, throttle removed,
+   smoke test in both DCs;
+3. only the tiebreaker DC is lost, then brought back;
+4. the two broker DCs are cut from each other (both still reach the
+   tiebreaker), then healed;
+5. the strict setting (min.insync.replicas=3): losing a DC blocks writes
+   until dc-failover.yml relaxes it to 2, and dc-recovery.yml puts 3 back.
+
+Then the verifier checks that no acknowledged record was lost or reordered.
+Every check is printed PASS or FAIL with its figure; the figures go to
+reports/failover-drill.json. The addresses and DCs come from the inventory;
+the network cut uses the testbed's host firewall (testbed/partition.sh).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+
+from kafka.admin import KafkaAdminClient
+
+from ansible_collections.stretch.kafka.plugins.module_utils import gates, kafka_admin
+from loadtest.background import BackgroundLoad
+from tests.cluster import REPO, playbook
+
+REPORTS = REPO / "reports"
+
+
+class Drill:
+    def __init__(self, cluster, hosts, load):
+        self.cluster, self.hosts, self.load = cluster, hosts, load
+        self.figures, self.checks = {}, []
+        first, second = cluster.dcs
+        self.first, self.second = first, second
+        self.tiebreaker = next(n.dc for n in cluster.controllers if n.dc not in cluster.dcs)
+        self.controller_dc = {n.node_id: n.dc for n in cluster.controllers}
+        self.expected = {
+            "controllers": dict(self.controller_dc),
+            "brokers": {n.node_id: n.dc for n in cluster.brokers},
+        }
+
+    def check(self, name, passed, detail=""):
+        self.checks.append({"check": name, "passed": bool(passed), "detail": str(detail)})
+        print(f"{'PASS' if passed else 'FAIL'}  {name}{': ' + str(detail) if detail != '' else ''}", flush=True)
+
+    def playbook(self, name, **extra):
+        return playbook(self.cluster, name, log_dir=REPORTS / "failover-drill", **extra)
+
+    def node_in(self, dc, role="broker"):
+        return next(n for n in self.cluster.nodes if n.dc == dc and role in n.roles)
+
+    def went_down_at(self, node):
+        """When the node's kafka process went down, on CLOCK_MONOTONIC (shared by the host and its containers)."""
+        out = self.hosts[node.host].check_output("systemctl show kafka -p InactiveEnterTimestampMonotonic --value")
+        return int(out) / 1e6
+
+    def quorum_leader(self):
+        # kafka-python's own DescribeQuorum through a live broker.
+        admin = KafkaAdminClient(bootstrap_servers=self.cluster.bootstrap_servers)
+        try:
+            return admin.describe_metadata_quorum()["topics"][0]["partitions"][0]["leader_id"]
+        finally:
+            admin.close()
+
+    def cluster_min_isr(self):
+        """The cluster-wide min.insync.replicas, as Kafka's own kafka-configs reports it."""
+        out = self.hosts[self.node_in(self.first).host].check_output(
+            "kafka-configs --bootstrap-server localhost:9092 --command-config /etc/kafka/client.properties"
+            " --entity-type brokers --entity-default --describe"
+        )
+        found = re.search(r"min\.insync\.replicas=(\d+)", out)
+        return int(found.group(1)) if found else None
+
+    def throttle_rates(self):
+        admin = kafka_admin.Admin(self.cluster.bootstrap_servers, timeout=15)
+        try:
+            configs = admin.broker_configs(b for b, info in admin.brokers().items() if not info["fenced"])
+            return {b: {k: v for k, v in c.items() if "throttled.rate" in k} for b, c in configs.items() if c}
+        finally:
+            admin.close()
+
+    def wait_healthy(self, timeout=600):
+        admin = kafka_admin.Admin(self.cluster.bootstrap_servers, timeout=15)
+        try:
+            outcome = gates.poll(admin.snapshot, "cluster_healthy", self.expected, timeout=timeout)
+        finally:
+            admin.close()
+        return outcome["waited"] if outcome["passed"] else None
+
+    def lose(self, dc, mode="kill"):
+        run = self.playbook("dc-failover", kafka_ops_failover_dc=dc, kafka_ops_failover_mode=mode)
+        self.check(f"{dc} lost: dc-failover.yml reports the cluster writable", run.ok, run.log)
+        role = "broker" if dc in self.cluster.dcs else "controller"
+        self.load.mark(f"{dc} lost", self.went_down_at(self.node_in(dc, role)))
+        leader = self.quorum_leader()
+        self.check(
+            f"{dc} lost: the quorum has a leader outside {dc}",
+            leader >= 0 and self.controller_dc.get(leader) != dc,
+            f"leader {leader}",
+        )
+        return run
+
+    def recover(self, dc, smoke):
+        self.load.mark(f"{dc} recovering")
+        # The smoke test's kernel counters count only its own reads, so they stay on under load.
+        run = self.playbook("dc-recovery", kafka_ops_failover_dc=dc, kafka_ops_recovery_smoke_test=smoke)
+        self.check(f"{dc} back: dc-recovery.yml passes", run.ok, run.log)
+        left = self.throttle_rates()
+        self.check(f"{dc} back: no replication throttle left on any broker", not left, left or "")
+        return run
+
+    def strict_mode(self):
+        strict = {"kafka_min_insync_replicas": 3, "kafka_ops_recovery_smoke_test": False}
+        self.playbook("dc-recovery", kafka_ops_failover_dc=self.tiebreaker, **strict)
+        self.check("strict: the recovery run sets min.insync.replicas to 3", self.cluster_min_isr() == 3)
+        run = self.playbook(
+            "dc-failover", kafka_ops_failover_dc=self.second, kafka_ops_failover_min_insync_replicas=3,
+            kafka_ops_gate_timeout=20, **strict,
+        )  # fmt: skip
+        self.check(
+            f"strict: with {self.second} lost and min ISR kept at 3, no acks=all write is acknowledged",
+            not run.ok and "NotEnoughReplicas" in run.text,
+            run.log,
+        )
+        run = self.playbook("dc-failover", kafka_ops_failover_dc=self.second, **strict)
+        self.check(
+            "strict: dc-failover.yml relaxes min ISR to 2 and the cluster is writable",
+            run.ok and self.cluster_min_isr() == 2,
+            run.log,
+        )
+        run = self.playbook("dc-recovery", kafka_ops_failover_dc=self.second, **strict)
+        self.check("strict: dc-recovery.yml puts min ISR 3 back", run.ok and self.cluster_min_isr() == 3, run.log)
+        self.playbook("dc-recovery", kafka_ops_failover_dc=self.tiebreaker, kafka_ops_recovery_smoke_test=False)
+        self.check("the cluster is back at its declared min ISR 2", self.cluster_min_isr() == 2, self.cluster_min_isr())
+
+
+def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_path):
+    REPORTS.mkdir(exist_ok=True)
+    load = BackgroundLoad(
+        cluster.bootstrap_servers, cluster.dcs, rate=100, workdir=tmp_path, marks=True,
+        client_config_file=cluster.client_config_file(tmp_path),
+    )  # fmt: skip
+    drill = Drill(cluster, hosts, load)
+    first, second, tiebreaker = drill.first, drill.second, drill.tiebreaker
+    f = drill.figures
+    load.start()
+    try:
+        load.mark("steady")
+        time.sleep(10)
+
+        lost = drill.lose(second)
+        f[f"{second}_failover_playbook_seconds"] = lost.seconds
+        f[f"{second}_failover_writable_after_seconds"] = lost.stats["kafka_failover"]["writable_after_seconds"]
+        time.sleep(20)
+        back = drill.recover(second, smoke=True)
+        f[f"{second}_recovery_playbook_seconds"] = back.seconds
+        f[f"{second}_recovery_seconds"] = back.stats.get("kafka_recovery", {}).get("healthy_after_seconds")
+
+        load.mark(f"{second} back")
+        time.sleep(10)
+        drill.lose(tiebreaker, mode="stop")
+        time.sleep(15)
+        back = drill.recover(tiebreaker, smoke=False)
+        f[f"{tiebreaker}_recovery_seconds"] = back.stats.get("kafka_recovery", {}).get("healthy_after_seconds")
+
+        load.mark(f"{first}-{second} cut")
+        subprocess.run([str(REPO / "testbed/partition.sh"), "cut", first, second], check=True)
+        time.sleep(30)
+        admin = kafka_admin.Admin(cluster.bootstrap_servers, timeout=15)
+        try:
+            state = admin.snapshot()
+            f["during_cut"] = {
+                "quorum_leader": (state["quorum"] or {}).get("leader"),
+                "fenced_brokers": sorted(b for b, i in (state["brokers"] or {}).items() if i["fenced"]),
+                "under_replicated_partitions": len(gates.under_replicated(state)) if state["partitions"] else None,
+                "offline_partitions": len(gates.offline(state)) if state["partitions"] else None,
+                "read_errors": state["errors"],
+            }
+        finally:
+            admin.close()
+        load.mark("healed")
+        subprocess.run([str(REPO / "testbed/partition.sh"), "heal"], check=True)
+        f["heal_to_healthy_seconds"] = drill.wait_healthy()
+        drill.check("after the cut heals, the cluster is whole again", f["heal_to_healthy_seconds"] is not None)
+        load.mark("settled")
+        time.sleep(10)
+        load.mark("strict mode")
+        drill.strict_mode()
+        load.mark("strict mode done")
+        time.sleep(5)
+    finally:
+        subprocess.run([str(REPO / "testbed/partition.sh"), "heal"], check=False, capture_output=True)
+        load.stop()
+
+    result = load.report()
+    windows = {w["name"]: w for w in result.get("windows", [])}
+    window = windows.get(f"{second} lost", {})
+    f["failover_seconds_every_partition_written_again"] = window.get("every_partition_acked_seconds")
+    f["failover_first_ack_seconds"] = window.get("first_ack_seconds")
+    probe = f[f"{second}_failover_writable_after_seconds"]
+    harness = window.get("every_partition_acked_seconds")
+    drill.check(
+        f"{second} lost: the playbook's writable figure (probe writes) agrees with the load's within 2 s",
+        probe is not None and harness is not None and abs(float(probe) - harness) <= 2.0,
+        f"playbook {probe} s, load harness {harness} s",
+    )
+    drill.check(f"{second} lost: writes acknowledged without it", window.get("acknowledged", 0) > 0,
+                window.get("acknowledged"))  # fmt: skip
+    drill.check(
+        f"{second} lost: every partition acknowledged writes again",
+        window.get("every_partition_acked_seconds") is not None,
+        f"after {window.get('every_partition_acked_seconds')} s",
+    )
+    reader = window.get("dcs", {}).get(first, {})
+    drill.check(f"{second} lost: the {first} reader kept reading", reader.get("read", 0) > 0, reader.get("read"))
+    drill.check(
+        f"{second} lost: the {first} reader read from {first}",
+        (reader.get("own_dc_byte_share") or 0) >= 0.99,
+        f"own-DC byte share {reader.get('own_dc_byte_share')}",
+    )
+    quiet = windows.get(f"{tiebreaker} lost", {})
+    drill.check(
+        f"{tiebreaker} lost: every partition kept acknowledging writes",
+        quiet.get("every_partition_acked_seconds") is not None,
+        f"longest produce latency in that window {quiet.get('latency_max_ms')} ms",
+    )
+    f["tiebreaker_loss_latency_max_ms"] = quiet.get("latency_max_ms")
+    f["cut_window"] = {k: windows.get(f"{first}-{second} cut", {}).get(k) for k in ("acknowledged", "latency_max_ms")}
+    for key in ("acknowledged", "lost", "reordered", "duplicates", "produce_errors", "latency_p99_ms", "latency_max_ms",
+                "longest_stall_seconds"):  # fmt: skip
+        f[f"load_{key}"] = result[key]
+    drill.check("no acknowledged record lost, in either DC's reader", result["lost"] == 0, result["lost"])
+    drill.check("no record reordered within a partition", result["reordered"] == 0, result["reordered"])
+    out = REPORTS / "failover-drill.json"
+    out.write_text(json.dumps({"figures": f, "checks": drill.checks, "load": result}, indent=2))
+    for key, value in f.items():
+        print(f"{key}: {value}")
+    print(f"report: {out}")
+    failed = [c for c in drill.checks if not c["passed"]]
+    assert not failed, failed

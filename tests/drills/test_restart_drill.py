@@ -1,0 +1,66 @@
+"""Three rolling restarts in a row under load (`make drill-restart`).
+
+Against the running testbed (`make up converge`), or any cluster an inventory
+describes (STRETCH_INVENTORY). The load harness writes and reads through all
+three restarts; its verifier must find every acknowledged record in both
+DCs. Each restart's wall time and the time its gates waited come from the
+playbook's own recorded results. Figures go to reports/restart-drill.json.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from loadtest.background import BackgroundLoad
+from tests.cluster import REPO, playbook
+
+RESTARTS = 3
+
+
+def test_three_rolling_restarts_under_load_lose_no_acknowledged_record(cluster, tmp_path):
+    reports = REPO / "reports"
+    reports.mkdir(exist_ok=True)
+    load = BackgroundLoad(
+        cluster.bootstrap_servers, cluster.dcs, rate=200, workdir=tmp_path, duration=3600,
+        client_config_file=cluster.client_config_file(tmp_path),
+    )  # fmt: skip
+    figures = {"restarts": []}
+    load.start()
+    try:
+        for number in range(1, RESTARTS + 1):
+            run = playbook(
+                cluster,
+                "rolling-restart",
+                log_dir=reports / "restart-drill",
+                kafka_ops_restart_smoke_test=number == RESTARTS,
+            )
+            assert run.ok, f"rolling restart {number} failed; see {run.log}"
+            gates = run.stats["kafka_restarts"]
+            result = {
+                "wall_seconds": run.seconds,
+                "nodes": len(gates),
+                "gate_seconds": round(sum(g["gate_before_seconds"] + g["gate_after_seconds"] for g in gates), 1),
+                "slowest_gate": max(
+                    ((g["host"], round(g["gate_before_seconds"] + g["gate_after_seconds"], 1)) for g in gates),
+                    key=lambda g: g[1],
+                ),
+            }
+            print(f"restart {number}: {result}", flush=True)
+            figures["restarts"].append(result)
+        time.sleep(10)
+    finally:
+        load.stop()
+    report = load.report()
+    figures["load"] = report
+    (reports / "restart-drill.json").write_text(json.dumps(figures, indent=2) + "\n")
+    print(
+        f"load over {RESTARTS} rolling restarts: {report['acknowledged']} acknowledged, lost {report['lost']}, "
+        f"reordered {report['reordered']}, duplicates {report['duplicates']}, produce errors "
+        f"{report['produce_errors']}, latency p99 {report['latency_p99_ms']} ms, max {report['latency_max_ms']} ms, "
+        f"longest stall {report['longest_stall_seconds']} s"
+    )
+    assert all(r["nodes"] == len(cluster.nodes) for r in figures["restarts"])
+    assert report["acknowledged"] > 0
+    assert report["lost"] == 0, report["dcs"]
+    assert report["reordered"] == 0, report["dcs"]

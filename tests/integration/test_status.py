@@ -1,0 +1,31 @@
+"""playbooks/status.yml reads the cluster through whichever broker and controller answer."""
+
+import time
+
+from tests.cluster import playbook
+
+
+def report_of(run):
+    return next(result["msg"] for _, result in run.results("Show the cluster"))
+
+
+def test_status_prints_every_node_and_reads_on_with_the_first_controller_down(cluster, hosts):
+    first = cluster.controllers[0]
+    hosts[first.host].run("systemctl stop kafka")
+    time.sleep(5)  # the quorum's leader writes a record every 500 ms: the stopped voter falls behind
+    try:
+        down = playbook(cluster, "status", kafka_ops_status_wait=False)
+    finally:
+        hosts[first.host].run("systemctl start kafka")
+    # It says what it sees, names what is wrong, and fails: the cluster is not whole.
+    assert down.returncode != 0
+    report = report_of(down)
+    assert len(report) == 2 + len(cluster.nodes)
+    row = next(line for line in report if line.split()[:2] == [str(first.node_id), first.host])
+    assert "follower, lag" in row
+    assert f"voter {first.node_id} is" in down.text, down.text[-2000:]
+    assert not [h for h, s in down.recap.items() if s.get("unreachable")]
+    # Back up, the cluster is ready again and status passes.
+    up = playbook(cluster, "status")
+    assert up.returncode == 0, up.text[-3000:]
+    assert not [line for line in report_of(up)[2:] if "not registered" in line or "not a voter" in line]

@@ -1,0 +1,117 @@
+"""Runs a playbook of this repository the way an operator would, and reads its results as data.
+
+The one helper the integration tests, the drills and the benchmarks use.
+ansible-playbook runs with the JSON callback, so every task's registered
+result, every host's recap and the custom stats (set_stats) come back as
+data instead of text to parse.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+
+
+@dataclass
+class Run:
+    returncode: int
+    seconds: float
+    output: dict
+    stderr: str
+    log: str = ""
+    tasks: list = field(default_factory=list)
+
+    @property
+    def ok(self):
+        return self.returncode == 0
+
+    @property
+    def recap(self):
+        """{host: {ok, changed, failures, unreachable, skipped, ...}}."""
+        return self.output.get("stats", {})
+
+    @property
+    def changed(self):
+        """Changes reported, over every host of the run."""
+        return sum(s.get("changed", 0) for s in self.recap.values())
+
+    @property
+    def stats(self):
+        """What the playbooks recorded with set_stats (per_host: false)."""
+        return self.output.get("global_custom_stats", {})
+
+    def results(self, task_name):
+        """[(host, result)] of every task whose name contains task_name, in the order they ran."""
+        return [
+            (host, result)
+            for task in self.tasks
+            if task_name in task["task"]["name"]
+            for host, result in task["hosts"].items()
+        ]
+
+    def messages(self):
+        """Every msg a task returned, for matching what an operator would read."""
+        out = []
+        for task in self.tasks:
+            for result in task["hosts"].values():
+                for item in [result, *result.get("results", [])]:
+                    msg = item.get("msg")
+                    if msg:
+                        out.append(msg if isinstance(msg, str) else json.dumps(msg))
+        return out
+
+    @property
+    def text(self):
+        return "\n".join(self.messages())
+
+
+def run(inventory, name, *args, check=False, timeout=1800, log_dir=None, env=None, **extra):
+    """ansible-playbook -i inventory playbooks/<name>.yml -e extra; returns a Run.
+
+    inventory: a path, or a list of paths layered in order. name: a playbook
+    of playbooks/, or a path ending in .yml. A run that does not finish in
+    timeout seconds raises subprocess.TimeoutExpired.
+    """
+    sources = [inventory] if isinstance(inventory, (str, Path)) else list(inventory)
+    path = name if name.endswith(".yml") else f"playbooks/{name}.yml"
+    cmd = [str(ANSIBLE_PLAYBOOK), *[a for s in sources for a in ("-i", str(s))], path]
+    if extra:
+        cmd += ["-e", json.dumps(extra)]
+    cmd += [*args, *(["--check"] if check else [])]
+    started = time.monotonic()
+    proc = subprocess.run(
+        cmd,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(
+            os.environ,
+            ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
+            ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
+            ANSIBLE_SHOW_CUSTOM_STATS="true",
+            ANSIBLE_NOCOLOR="1",
+            ANSIBLE_FORCE_COLOR="0",
+            **(env or {}),
+        ),
+    )
+    seconds = round(time.monotonic() - started, 1)
+    try:
+        output = json.loads(proc.stdout[proc.stdout.index("{") :]) if "{" in proc.stdout else {}
+    except json.JSONDecodeError:
+        output = {}
+    log = ""
+    if log_dir is not None:
+        Path(log_dir).mkdir(parents=True, exist_ok=True)
+        log = str(Path(log_dir) / f"{Path(path).stem}-{int(time.time() * 1000)}.json")
+        Path(log).write_text(proc.stdout + proc.stderr)
+    tasks = [task for play in output.get("plays", []) for task in play.get("tasks", [])]
+    return Run(proc.returncode, seconds, output, proc.stderr, log, tasks)

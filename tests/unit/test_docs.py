@@ -1,0 +1,77 @@
+"""The roles' documented interface: defaults, argument specs and docs/variables.md agree."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scripts import docs_variables
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def defaults(role):
+    return yaml.safe_load((REPO / "roles" / role / "defaults" / "main.yml").read_text()) or {}
+
+
+@pytest.mark.parametrize("role", docs_variables.ROLES)
+def test_every_default_is_documented_in_the_argument_specs_with_the_same_value(role):
+    documented = docs_variables.options(role)
+    for name, value in defaults(role).items():
+        assert name in documented, f"{role}: {name} has a default but no argument spec"
+        assert documented[name].get("default") == value, f"{role}: {name}'s spec default differs from defaults/main.yml"
+
+
+@pytest.mark.parametrize("role", docs_variables.ROLES)
+def test_every_documented_default_is_a_real_default(role):
+    """A spec that promises a default the role does not have would document behaviour nobody gets."""
+    have = defaults(role)
+    for name, spec in docs_variables.options(role).items():
+        if "default" in spec:
+            assert name in have, f"{role}: {name}'s spec has a default, defaults/main.yml has none"
+
+
+@pytest.mark.parametrize("role", docs_variables.ROLES)
+def test_every_variable_carries_its_roles_prefix(role):
+    for name in docs_variables.options(role):
+        assert name.startswith(f"{role}_"), f"{role}: {name} does not start with {role}_"
+
+
+def test_every_role_is_documented_and_every_entry_point_has_a_spec():
+    assert sorted(docs_variables.ROLES) == sorted(p.name for p in (REPO / "roles").iterdir())
+    for role in docs_variables.ROLES:
+        tasks = {p.stem for p in (REPO / "roles" / role / "tasks").glob("*.yml")}
+        entries = set(docs_variables.specs(role))
+        # Files only included from the role's own tasks need no entry point.
+        internal = {"install", "release", "configure", "storage", "fetch"}
+        assert tasks - internal - entries == set(), f"{role}: task files without an argument spec"
+
+
+def test_docs_variables_md_is_generated_from_the_specs():
+    assert (REPO / "docs" / "variables.md").read_text() == docs_variables.render(), "run `make docs`"
+
+
+def role_references(node):
+    """Every role an Ansible YAML document names: include_role, import_role, roles: and dependencies."""
+    if isinstance(node, dict):
+        for key in ("ansible.builtin.include_role", "ansible.builtin.import_role", "include_role", "import_role"):
+            if isinstance(node.get(key), dict):
+                yield node[key]["name"]
+        for key in ("roles", "dependencies"):
+            if isinstance(node.get(key), list):
+                for entry in node[key]:
+                    yield entry["role"] if isinstance(entry, dict) else entry
+        for value in node.values():
+            yield from role_references(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from role_references(item)
+
+
+def test_every_role_a_playbook_or_role_includes_exists():
+    roles = {p.name for p in (REPO / "roles").iterdir()}
+    files = [*(REPO / "playbooks").glob("*.yml"), *(REPO / "roles").glob("*/tasks/*.yml"),
+             *(REPO / "roles").glob("*/meta/main.yml")]  # fmt: skip
+    named = {(str(f.relative_to(REPO)), r) for f in files for r in role_references(yaml.safe_load(f.read_text()))}
+    assert named, "no role reference found: the walk is broken"
+    assert [(f, r) for f, r in sorted(named) if r not in roles] == []

@@ -1,0 +1,65 @@
+"""The one road from the inventory into Python: node records, with one default each."""
+
+import pytest
+
+from ansible_collections.stretch.kafka.plugins.module_utils.nodes import (
+    NodeError,
+    bootstrap,
+    by_dc,
+    node_records,
+    with_role,
+)
+
+LISTENERS = {
+    "CONTROLLER": {"port": 9093, "protocol": "SSL"},
+    "REPLICATION": {"port": 9091, "protocol": "SSL"},
+    "CLIENT": {"port": 9092, "protocol": "SASL_SSL"},
+}
+GROUPS = {"kafka_controllers": ["c1", "both"], "kafka_brokers": ["b1", "both"], "other": ["x"]}
+HOSTVARS = {
+    "c1": {"kafka_node_id": 1, "kafka_dc": "fra1", "kafka_advertised_host": "10.0.1.10"},
+    "b1": {"kafka_node_id": "101", "kafka_dc": "ams1"},
+    "both": {"kafka_node_id": 7},
+}
+
+
+def records():
+    return node_records(GROUPS, HOSTVARS, "kafka_controllers", "kafka_brokers", LISTENERS, "CONTROLLER")
+
+
+def test_every_node_of_the_two_groups_gets_one_record_controllers_first():
+    assert [r["host"] for r in records()] == ["c1", "both", "b1"]
+    assert records()[0] == {
+        "host": "c1",
+        "node_id": 1,
+        "dc": "fra1",
+        "roles": ["controller"],
+        "advertised_host": "10.0.1.10",
+        "listeners": {"CONTROLLER": "10.0.1.10:9093"},
+    }
+
+
+def test_the_advertised_address_defaults_to_the_inventory_name_and_a_broker_binds_the_other_listeners():
+    b1 = next(r for r in records() if r["host"] == "b1")
+    assert b1["advertised_host"] == "b1"
+    assert b1["listeners"] == {"REPLICATION": "b1:9091", "CLIENT": "b1:9092"}
+    assert b1["node_id"] == "101", "the id is passed as written: preflight judges it"
+
+
+def test_a_missing_dc_is_an_empty_string_for_preflight_to_refuse():
+    both = next(r for r in records() if r["host"] == "both")
+    assert both["dc"] == ""
+    assert both["roles"] == ["broker", "controller"]
+    assert set(both["listeners"]) == {"CONTROLLER", "REPLICATION", "CLIENT"}
+
+
+def test_roles_bootstrap_lists_and_dcs():
+    assert [r["host"] for r in with_role(records(), "broker")] == ["both", "b1"]
+    assert bootstrap(records(), "CONTROLLER") == "10.0.1.10:9093,both:9093"
+    assert bootstrap(with_role(records(), "broker"), "CLIENT") == "both:9092,b1:9092"
+    assert by_dc(with_role(records(), "broker")) == {"": [7], "ams1": [101]}
+
+
+def test_an_unknown_controller_listener_is_named():
+    with pytest.raises(NodeError, match="kafka_controller_listener='CTRL' is not a key of kafka_listeners"):
+        node_records(GROUPS, HOSTVARS, "kafka_controllers", "kafka_brokers", LISTENERS, "CTRL")

@@ -1,0 +1,43 @@
+"""Writable means acknowledged: the probe loop on an injected clock."""
+
+from ansible_collections.stretch.kafka.plugins.module_utils.probe import poll
+
+
+class Clock:
+    def __init__(self, now):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def test_every_partition_is_probed_until_it_acknowledges_and_timed_from_the_loss():
+    clock = Clock(1000.0)
+    writable_at = {0: 1003.0, 1: 1007.5, 2: 1000.0}
+
+    def send(p):
+        clock.now += 0.1  # each write takes a tenth of a second
+        return None if clock.now >= writable_at[p] else "KafkaTimeoutError: no leader"
+
+    outcome = poll([0, 1, 2], send, since=998.0, timeout=60, interval=0.5, clock=clock, sleep=clock.sleep)
+    assert outcome["pending"] == {}
+    assert outcome["started_after"] == 2.0
+    assert outcome["acked_after"][2] == 2.3
+    assert 5.0 <= outcome["acked_after"][0] <= 5.6
+    assert 9.5 <= outcome["every_partition_after"] <= 10.1
+
+
+def test_a_partition_that_never_acknowledges_is_pending_with_its_last_reason():
+    clock = Clock(0.0)
+
+    def send(p):
+        clock.now += 0.1
+        return None if p == 0 else "NotLeaderForPartitionError"
+
+    outcome = poll([0, 1], send, since=0.0, timeout=5, clock=clock, sleep=clock.sleep)
+    assert outcome["pending"] == {1: "NotLeaderForPartitionError"}
+    assert outcome["every_partition_after"] is None
+    assert clock.now >= 5

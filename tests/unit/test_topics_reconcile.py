@@ -1,0 +1,140 @@
+"""A topics run against a fake cluster: refusals before changes, check mode, and the throttle a move leaves behind."""
+
+import copy
+
+import pytest
+
+from ansible_collections.stretch.kafka.plugins.module_utils import placement
+from ansible_collections.stretch.kafka.plugins.module_utils.quotas import RATE_KEYS, REPLICA_KEYS
+from ansible_collections.stretch.kafka.plugins.module_utils.topics import TopicError, normalize, reconcile
+
+BROKERS = [{"node_id": b, "dc": dc} for b, dc in ((101, "dc1"), (102, "dc1"), (201, "dc2"), (202, "dc2"))]
+OPTIONS = {"remove_undeclared": False, "internal_topics": False, "throttle_rate": 1000, "reassignment_timeout": 5}
+KAFKA_PLACED = {0: [101, 201, 102], 1: [201, 102, 202]}  # RF 3, racks alternating
+
+
+class FakeAdmin:
+    """The Admin methods a topics run calls, over plain dicts; records every write."""
+
+    def __init__(self, topics=None, broker_configs=None, topic_configs=None, refuse=None):
+        self.topic_state = copy.deepcopy(topics or {})
+        self.broker_cfg = {b["node_id"]: {} for b in BROKERS}
+        self.broker_cfg.update(copy.deepcopy(broker_configs or {}))
+        self.topic_cfg = copy.deepcopy(topic_configs or {})
+        self.refuse = refuse or {}
+        self.writes = []
+
+    def brokers(self):
+        return {b["node_id"]: {"dc": b["dc"], "fenced": False} for b in BROKERS}
+
+    def reassignments(self):
+        return {}
+
+    def wait_reassignments(self, partitions, timeout):
+        return []
+
+    def topics(self):
+        return {n: {"partitions": dict(p), "internal": False} for n, p in self.topic_state.items()}
+
+    def topic_configs(self, names):
+        return {n: dict(self.topic_cfg.get(n, {})) for n in names}
+
+    def broker_configs(self, ids):
+        return {b: dict(self.broker_cfg.get(b, {})) for b in ids}
+
+    def create_topics(self, creates, validate_only=False):
+        if not validate_only and creates:
+            self.writes.append(("create", sorted(creates)))
+            for name, item in creates.items():
+                self.topic_state[name] = dict(item["assignment"])
+        return {n: self.refuse[n] for n in creates if n in self.refuse}
+
+    def create_partitions(self, grow, validate_only=False):
+        return {}
+
+    def alter_configs(self, kind, changes, validate_only=False):
+        if validate_only or not changes:
+            return {}
+        self.writes.append((kind, copy.deepcopy(changes)))
+        store = self.broker_cfg if kind == "broker" else self.topic_cfg
+        for name, change in changes.items():
+            cfg = store.setdefault(name, {})
+            cfg.update(change.get("set", {}))
+            for key in change.get("delete", []):
+                cfg.pop(key, None)
+        return {}
+
+    def reassign(self, moves):
+        self.writes.append(("reassign", sorted(moves)))
+        self.during = (copy.deepcopy(self.broker_cfg), copy.deepcopy(self.topic_cfg))
+        for name, parts in moves.items():
+            self.topic_state[name].update(parts)
+        return {}
+
+    def elect_preferred(self, partitions):
+        self.writes.append(("elect", len(partitions)))
+
+    def delete_topics(self, names):
+        return {}
+
+
+def run(admin, *topics, check_mode=False):
+    return reconcile(admin, normalize(list(topics), 4), BROKERS, OPTIONS, check_mode=check_mode, diff=True)
+
+
+def test_a_move_sets_a_throttle_on_the_added_replicas_and_removes_it_afterwards():
+    admin = FakeAdmin({"legacy": KAFKA_PLACED})
+    result = run(admin, {"name": "legacy", "partitions": 2})
+    assert result["changed"]
+    assert result["reassigned"] == ["legacy-0", "legacy-1"]
+    brokers_during, topics_during = admin.during
+    assert all(brokers_during[b] == dict.fromkeys(RATE_KEYS, "1000") for b in brokers_during)
+    assert set(topics_during["legacy"]) == set(REPLICA_KEYS)
+    assert admin.broker_cfg == {b["node_id"]: {} for b in BROKERS}, "a rate stayed on a broker"
+    assert admin.topic_cfg["legacy"] == {}, "a replica list stayed on the topic"
+    assert not placement.violations(admin.topic_state["legacy"], {"dc1": [101, 102], "dc2": [201, 202]})
+
+
+def test_a_move_during_a_recovery_keeps_the_recovery_throttle_as_it_was():
+    recovery_rates = {b["node_id"]: dict.fromkeys(RATE_KEYS, "5000") for b in BROKERS}
+    recovery_topics = {"legacy": dict.fromkeys(REPLICA_KEYS, "*"), "other": dict.fromkeys(REPLICA_KEYS, "*")}
+    admin = FakeAdmin({"legacy": KAFKA_PLACED}, recovery_rates, recovery_topics)
+    run(admin, {"name": "legacy", "partitions": 2})
+    assert admin.broker_cfg == recovery_rates
+    assert admin.topic_cfg == recovery_topics
+    assert admin.during == (recovery_rates, recovery_topics), "the move ran under the recovery throttle as it was"
+
+
+def test_a_move_restores_a_rate_set_before_it_and_removes_only_its_own():
+    # Brokers with a rate already keep it, and are not touched; the others get the move's and lose it after.
+    before = {101: dict.fromkeys(RATE_KEYS, "7000")}
+    admin = FakeAdmin({"legacy": KAFKA_PLACED}, before)
+    run(admin, {"name": "legacy", "partitions": 2})
+    assert admin.during[0][101] == dict.fromkeys(RATE_KEYS, "7000")
+    assert admin.during[0][202] == dict.fromkeys(RATE_KEYS, "1000")
+    assert admin.broker_cfg[101] == dict.fromkeys(RATE_KEYS, "7000")
+    assert admin.broker_cfg[202] == {}
+
+
+def test_check_mode_changes_nothing_and_says_what_it_would_do():
+    admin = FakeAdmin({"legacy": KAFKA_PLACED})
+    result = run(admin, {"name": "legacy", "partitions": 2}, {"name": "orders", "partitions": 4}, check_mode=True)
+    assert result["changed"]
+    assert any(line.startswith("create orders") for line in result["changes"])
+    assert any(line.startswith("reassign legacy-0") for line in result["changes"])
+    assert admin.writes == []
+    assert "orders" in result["diff"]["after"]
+
+
+def test_a_declaration_the_cluster_refuses_changes_nothing():
+    admin = FakeAdmin(refuse={"orders": "Unknown topic config name: retention.msec"})
+    with pytest.raises(TopicError, match="topic 'orders': Unknown topic config name: retention.msec"):
+        run(admin, {"name": "orders", "partitions": 4})
+    assert admin.writes == []
+
+
+def test_a_run_refuses_to_place_with_a_broker_down():
+    admin = FakeAdmin()
+    admin.brokers = lambda: {b["node_id"]: {"dc": b["dc"], "fenced": b["node_id"] == 202} for b in BROKERS}
+    with pytest.raises(TopicError, match="broker 202 is not registered and unfenced"):
+        run(admin, {"name": "orders", "partitions": 4})
