@@ -24,6 +24,7 @@ import uuid
 from pathlib import Path
 
 from confluent_kafka import Consumer
+from confluent_kafka.admin import AdminClient
 from smoke.checks import read_client_config
 
 from . import harness, verify
@@ -51,15 +52,10 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def broker_racks(config, topic):
-    """{broker id: rack} from the cluster's metadata (kafka-python's describe_cluster)."""
-    from kafka.admin import KafkaAdminClient
-
-    admin = KafkaAdminClient(bootstrap_servers=config["bootstrap.servers"])
-    try:
-        return {b["broker_id"]: b["rack"] for b in admin.describe_cluster()["brokers"]}
-    finally:
-        admin.close()
+def broker_racks(config):
+    """{broker id: rack} from the cluster's metadata."""
+    described = AdminClient(config).describe_cluster(request_timeout=30).result(timeout=30)
+    return {node.id: node.rack for node in described.nodes}
 
 
 def parse_mark(line):
@@ -122,7 +118,7 @@ def run(args):
         producer.finished,
         sent=producer.sent,
     )
-    racks = broker_racks(config, args.topic)
+    racks = broker_racks(config)
     for reader in readers:
         report["dcs"][reader.dc]["own_dc_byte_share"] = locality(reader.rx_bytes, racks, reader.dc)
     if marks:

@@ -15,7 +15,7 @@ import urllib.request
 
 from confluent_kafka import Producer
 
-from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, nodes, placement, quotas, topics
+from ansible_collections.stretch.kafka.plugins.module_utils import nodes, placement, quotas, topics
 from tests import cluster as inventory
 from tests.playbook import REPO, run
 
@@ -101,7 +101,7 @@ def spread(admin):
 def reassignment_figures(admin):
     admin.client.create_topics({LEGACY: {"num_partitions": 4, "replication_factor": 3}})
     time.sleep(2)
-    producer = Producer({"bootstrap.servers": BOOTSTRAP, "acks": "all", "linger.ms": 20})
+    producer = Producer({"bootstrap.servers": BOOTSTRAP, "acks": "all", "linger.ms": 20, **CLUSTER.client_config})
     for i in range(20_000):
         producer.produce(LEGACY, value=bytes(1024), key=str(i).encode())
         if i % 1000 == 0:
@@ -157,7 +157,7 @@ def cleanup(admin):
 
 def main():
     figures = placement_figures()
-    admin = kafka_admin.Admin(BOOTSTRAP)
+    admin = CLUSTER.admin()
     try:
         cleanup(admin)
         time.sleep(2)

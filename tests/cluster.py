@@ -16,18 +16,20 @@ from pathlib import Path
 import yaml
 from ansible.inventory.manager import InventoryManager
 from ansible.parsing.dataloader import DataLoader
+from ansible.plugins.loader import init_plugin_loader
 from ansible.template import Templar
 from ansible.vars.manager import VariableManager
 from confluent_kafka.admin import NewTopic
 
-from ansible_collections.stretch.kafka.plugins.module_utils import nodes
-from ansible_collections.stretch.kafka.plugins.module_utils.properties import client_properties
+from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, nodes, security
 from tests.playbook import run
 
 REPO = Path(__file__).resolve().parents[1]
 CLUSTER_DEFAULTS = yaml.safe_load((REPO / "roles/kafka/defaults/main.yml").read_text())
 # What node_records reads of each host, and what Ansible needs to reach it.
-NODE_VARS = ("kafka_node_id", "kafka_dc", "kafka_advertised_host", "testbed_subnet")
+NODE_VARS = ("kafka_node_id", "kafka_dc", "kafka_advertised_host", "testbed_subnet", "kafka_tls_principal")
+# What the clients' settings are made of (templated: the testbed's secrets are lookups).
+SECURITY_VARS = ("kafka_users", "kafka_pki_dir", "kafka_sasl_mechanism", "kafka_listeners")
 SSH_VARS = ("ansible_host", "ansible_user", "ansible_ssh_private_key_file", "ansible_ssh_common_args")
 
 
@@ -58,7 +60,13 @@ class Cluster:
     records: tuple
     client_port: int
     controller_port: int
-    client_config: dict
+    admin_port: int
+    # librdkafka settings of each SCRAM user (the tests connect as kafka-verify,
+    # a super user; the load harness as kafka-load), and kafka-python settings
+    # of the admin identity (the admin certificate) for admin-protocol reads.
+    user_configs: dict
+    admin_config: dict
+    test_user: str = "kafka-verify"
 
     @property
     def brokers(self):
@@ -72,12 +80,28 @@ class Cluster:
     def dcs(self):
         return sorted({n.dc for n in self.brokers})
 
-    def client_config_file(self, directory):
-        """The client settings as a key=value file of mode 0600 in directory: how tools are given secrets."""
-        path = Path(directory) / "client.properties"
+    @property
+    def client_config(self):
+        """The tests' own client settings (librdkafka), as a super user on the client listener."""
+        return self.user_configs[self.test_user]
+
+    def client_config_file(self, directory, user=None):
+        """A user's client settings as a key=value file of mode 0600 in directory: how tools are given secrets."""
+        config = self.user_configs[user or self.test_user]
+        path = Path(directory) / f"{user or self.test_user}.properties"
         path.touch(mode=0o600)
-        path.write_text("".join(f"{k}={v}\n" for k, v in sorted(self.client_config.items())))
+        path.write_text("".join(f"{k}={v}\n" for k, v in sorted(config.items())))
         return path
+
+    def admin(self, timeout=30):
+        """The roles' own admin-protocol client, with the admin certificate on the admin listener."""
+        return kafka_admin.Admin(
+            self.admin_bootstrap_servers, self.admin_config, timeout, bootstrap_controllers=self.bootstrap_controllers
+        )
+
+    @property
+    def admin_bootstrap_servers(self):
+        return ",".join(f"{n.address}:{self.admin_port}" for n in self.brokers)
 
     @property
     def bootstrap_servers(self):
@@ -89,6 +113,7 @@ class Cluster:
 
 
 def load(inventory=None):
+    init_plugin_loader()  # the testbed's secrets are lookups (ansible.builtin.password)
     inventory = inventory or os.environ.get("STRETCH_INVENTORY", str(REPO / "inventories/local"))
     loader = DataLoader()
     inv = InventoryManager(loader=loader, sources=[inventory])
@@ -100,7 +125,7 @@ def load(inventory=None):
         templar = Templar(loader=loader, variables=hv)
         hostvars[host.name] = {key: templar.template(hv[key]) for key in (*NODE_VARS, *SSH_VARS) if key in hv}
         if host.name in inv.get_groups_dict().get(settings["kafka_brokers_group"], []):
-            settings = hv
+            settings = dict(hv, **{key: templar.template(hv[key]) for key in SECURITY_VARS if key in hv})
     listeners = settings["kafka_listeners"]
     records = nodes.node_records(
         inv.get_groups_dict(),
@@ -122,16 +147,37 @@ def load(inventory=None):
         )
         for r in records
     )
+    trusted = f"{settings['kafka_pki_dir']}/trusted.pem"
+    user_configs = {
+        user["name"]: security.librdkafka(
+            {
+                "protocol": listeners[settings["kafka_client_listener"]]["protocol"],
+                "ca": trusted,
+                "username": user["name"],
+                "password": user["password"],
+                "mechanism": settings.get("kafka_sasl_mechanism", "SCRAM-SHA-512"),
+            }
+        )
+        for user in settings.get("kafka_users") or []
+    }
+    admin_listener = settings.get("kafka_admin_listener", "REPLICATION")
+    admin_config = security.kafka_python(
+        {
+            "protocol": listeners[admin_listener]["protocol"],
+            "ca": trusted,
+            "cert": f"{settings['kafka_pki_dir']}/admin.crt",
+            "key": f"{settings['kafka_pki_dir']}/admin.key",
+        }
+    )
     return Cluster(
         inventory=inventory,
         nodes=cluster_nodes,
         records=tuple(records),
         client_port=int(listeners[settings["kafka_client_listener"]]["port"]),
         controller_port=int(listeners[settings["kafka_controller_listener"]]["port"]),
-        # The same settings the role renders into /etc/kafka/client.properties.
-        client_config=client_properties(
-            listeners, settings["kafka_client_listener"], settings.get("kafka_client_properties")
-        ),
+        admin_port=int(listeners[admin_listener]["port"]),
+        user_configs=user_configs,
+        admin_config=admin_config,
     )
 
 

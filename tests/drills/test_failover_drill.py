@@ -30,7 +30,7 @@ import time
 
 from kafka.admin import KafkaAdminClient
 
-from ansible_collections.stretch.kafka.plugins.module_utils import gates, kafka_admin
+from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from loadtest.background import BackgroundLoad
 from tests.cluster import REPO, playbook
 
@@ -67,7 +67,7 @@ class Drill:
 
     def quorum_leader(self):
         # kafka-python's own DescribeQuorum through a live broker.
-        admin = KafkaAdminClient(bootstrap_servers=self.cluster.bootstrap_servers)
+        admin = KafkaAdminClient(bootstrap_servers=self.cluster.admin_bootstrap_servers, **self.cluster.admin_config)
         try:
             return admin.describe_metadata_quorum()["topics"][0]["partitions"][0]["leader_id"]
         finally:
@@ -76,14 +76,14 @@ class Drill:
     def cluster_min_isr(self):
         """The cluster-wide min.insync.replicas, as Kafka's own kafka-configs reports it."""
         out = self.hosts[self.node_in(self.first).host].check_output(
-            "kafka-configs --bootstrap-server localhost:9092 --command-config /etc/kafka/client.properties"
-            " --entity-type brokers --entity-default --describe"
+            f"kafka-configs --bootstrap-server {self.node_in(self.first).address}:{self.cluster.admin_port}"
+            " --command-config /etc/kafka/client.properties --entity-type brokers --entity-default --describe"
         )
         found = re.search(r"min\.insync\.replicas=(\d+)", out)
         return int(found.group(1)) if found else None
 
     def throttle_rates(self):
-        admin = kafka_admin.Admin(self.cluster.bootstrap_servers, timeout=15)
+        admin = self.cluster.admin(timeout=15)
         try:
             configs = admin.broker_configs(b for b, info in admin.brokers().items() if not info["fenced"])
             return {b: {k: v for k, v in c.items() if "throttled.rate" in k} for b, c in configs.items() if c}
@@ -91,7 +91,7 @@ class Drill:
             admin.close()
 
     def wait_healthy(self, timeout=600):
-        admin = kafka_admin.Admin(self.cluster.bootstrap_servers, timeout=15)
+        admin = self.cluster.admin(timeout=15)
         try:
             outcome = gates.poll(admin.snapshot, "cluster_healthy", self.expected, timeout=timeout)
         finally:
@@ -149,7 +149,7 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
     REPORTS.mkdir(exist_ok=True)
     load = BackgroundLoad(
         cluster.bootstrap_servers, cluster.dcs, rate=100, workdir=tmp_path, marks=True,
-        client_config_file=cluster.client_config_file(tmp_path),
+        client_config_file=cluster.client_config_file(tmp_path, "kafka-load"),
     )  # fmt: skip
     drill = Drill(cluster, hosts, load)
     first, second, tiebreaker = drill.first, drill.second, drill.tiebreaker
@@ -177,7 +177,7 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
         load.mark(f"{first}-{second} cut")
         subprocess.run([str(REPO / "testbed/partition.sh"), "cut", first, second], check=True)
         time.sleep(30)
-        admin = kafka_admin.Admin(cluster.bootstrap_servers, timeout=15)
+        admin = cluster.admin(timeout=15)
         try:
             state = admin.snapshot()
             f["during_cut"] = {

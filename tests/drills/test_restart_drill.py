@@ -23,7 +23,7 @@ def test_three_rolling_restarts_under_load_lose_no_acknowledged_record(cluster, 
     reports.mkdir(exist_ok=True)
     load = BackgroundLoad(
         cluster.bootstrap_servers, cluster.dcs, rate=200, workdir=tmp_path, duration=3600,
-        client_config_file=cluster.client_config_file(tmp_path),
+        client_config_file=cluster.client_config_file(tmp_path, "kafka-load"),
     )  # fmt: skip
     figures = {"restarts": []}
     load.start()

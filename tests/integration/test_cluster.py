@@ -61,7 +61,7 @@ def test_quorum_has_a_leader_and_caught_up_voters_in_three_dcs(cluster):
     # roles' controller client; the voters' DCs come from where the cluster
     # says they are (their endpoints), not from the inventory.
     def quorum():
-        admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+        admin = KafkaAdminClient(bootstrap_servers=cluster.admin_bootstrap_servers, **cluster.admin_config)
         try:
             return admin.describe_metadata_quorum()
         finally:

@@ -15,7 +15,7 @@ from tests.cluster import playbook, start_times
 
 @pytest.fixture
 def quorum_leader(cluster):
-    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    admin = KafkaAdminClient(bootstrap_servers=cluster.admin_bootstrap_servers, **cluster.admin_config)
     try:
         return admin.describe_metadata_quorum()["topics"][0]["partitions"][0]["leader_id"]
     finally:
@@ -70,7 +70,7 @@ def test_a_rolling_restart_under_load_loses_no_acknowledged_record(cluster, host
     dcs = sorted({b.dc for b in cluster.brokers})
     load = BackgroundLoad(
         cluster.bootstrap_servers, dcs, rate=100, workdir=tmp_path, duration=900, capture=True,
-        client_config_file=cluster.client_config_file(tmp_path),
+        client_config_file=cluster.client_config_file(tmp_path, "kafka-load"),
     )  # fmt: skip
     try:
         load.start()

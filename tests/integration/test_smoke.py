@@ -15,6 +15,8 @@ from loadtest.background import BackgroundLoad
 from tests.cluster import REPO
 
 SPARK_JARS = REPO / "testbed/dist/spark-jars"
+# The smoke test's own user, with only the ACLs the roles give it.
+SMOKE_USER = "kafka-smoke"
 
 
 def smoke(cluster, tmp_path, *args, bootstrap=None, client_config_file=None):
@@ -24,7 +26,7 @@ def smoke(cluster, tmp_path, *args, bootstrap=None, client_config_file=None):
         "--spark-submit", os.path.join(os.path.dirname(sys.executable), "spark-submit"),
         "--jars", str(SPARK_JARS),
         "--records-per-partition", "300",
-        "--client-config", str(client_config_file or cluster.client_config_file(tmp_path)),
+        "--client-config", str(client_config_file or cluster.client_config_file(tmp_path, SMOKE_USER)),
         *args,
     ]  # fmt: skip
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900)
@@ -64,7 +66,7 @@ def test_the_kernel_counts_only_the_jobs_own_bytes_while_other_clients_on_this_h
     dc = cluster.brokers[0].dc
     load = BackgroundLoad(
         cluster.bootstrap_servers, cluster.dcs, rate=300, workdir=tmp_path, duration=600,
-        client_config_file=cluster.client_config_file(tmp_path),
+        client_config_file=cluster.client_config_file(tmp_path, "kafka-load"),
     )  # fmt: skip
     load.start()
     try:
@@ -84,7 +86,7 @@ def test_the_kernel_counts_a_read_that_goes_to_the_other_dc_and_the_smoke_test_f
     # the read is served from the other DC, and both measurements say so.
     dc, other = cluster.dcs
     wrong = tmp_path / "wrong-rack.properties"
-    wrong.write_text(cluster.client_config_file(tmp_path).read_text() + f"client.rack={other}\n")
+    wrong.write_text(cluster.client_config_file(tmp_path, SMOKE_USER).read_text() + f"client.rack={other}\n")
     report_path = tmp_path / "smoke.json"
     proc = smoke(
         cluster, tmp_path, "--dc", dc, "--network-counters", "--no-control", "--report", str(report_path),

@@ -17,7 +17,7 @@ from confluent_kafka.admin import (
     ConfigResource,
 )
 
-from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, placement
+from ansible_collections.stretch.kafka.plugins.module_utils import placement
 from tests.cluster import create_topic, playbook, wait_until
 from tests.playbook import run
 
@@ -79,7 +79,7 @@ def broker_rates(admin, cluster):
 
 def snapshot(admin, cluster):
     names = sorted(t for t in admin.list_topics(timeout=30).topics if not t.startswith("__"))
-    client = kafka_admin.Admin(cluster.bootstrap_servers)
+    client = cluster.admin()
     try:
         quotas = client.quotas()
     finally:
@@ -271,7 +271,7 @@ def test_client_quotas_are_in_effect_and_reconciled_idempotently(cluster):
     quotas = [{"entity": {"client-id": "it-throttled"}, "quotas": {"producer_byte_rate": 20480}}]
     assert playbook(cluster, "quotas", kafka_quotas=quotas).changed == 1
     assert playbook(cluster, "quotas", kafka_quotas=quotas).changed == 0
-    client = kafka_admin.Admin(cluster.bootstrap_servers)
+    client = cluster.admin()
     try:
         assert client.quotas()[(("client-id", "it-throttled"),)] == {"producer_byte_rate": 20480.0}
     finally:
@@ -306,8 +306,8 @@ def test_the_replication_throttle_is_applied_to_every_broker_and_topic_and_remov
 def cluster_min_isr(cluster, hosts):
     """The cluster-wide min.insync.replicas, as Kafka's own kafka-configs reports it."""
     out = hosts[cluster.brokers[0].host].check_output(
-        "kafka-configs --bootstrap-server localhost:9092 --command-config /etc/kafka/client.properties"
-        " --entity-type brokers --entity-default --describe"
+        f"kafka-configs --bootstrap-server {cluster.brokers[0].address}:{cluster.admin_port}"
+        " --command-config /etc/kafka/client.properties --entity-type brokers --entity-default --describe"
     )
     found = re.search(r"min\.insync\.replicas=(\d+)", out)
     return int(found.group(1)) if found else None
@@ -317,8 +317,9 @@ def test_a_converge_puts_back_the_declared_cluster_wide_min_isr(cluster, hosts):
     # With Eligible Leader Replicas the controllers enforce the dynamic,
     # cluster-wide value, not server.properties: site.yml must own it.
     hosts[cluster.brokers[0].host].check_output(
-        "kafka-configs --bootstrap-server localhost:9092 --command-config /etc/kafka/client.properties"
-        " --entity-type brokers --entity-default --alter --add-config min.insync.replicas=1"
+        f"kafka-configs --bootstrap-server {cluster.brokers[0].address}:{cluster.admin_port}"
+        " --command-config /etc/kafka/client.properties --entity-type brokers --entity-default"
+        " --alter --add-config min.insync.replicas=1"
     )
     assert wait_until(lambda: cluster_min_isr(cluster, hosts) == 1, 30, 1)
     proc = playbook(cluster, "site")

@@ -6,15 +6,25 @@ without one.
 """
 
 import copy
+import datetime
+import json
 from pathlib import Path
 
 import pytest
 import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from tests.playbook import run as run_playbook
 
 REPO = Path(__file__).resolve().parents[2]
 PREFLIGHT_PLAYS = [play["name"] for play in yaml.safe_load((REPO / "playbooks/preflight.yml").read_text())]
+
+
+# Values that must never show in Ansible's output, whatever the verbosity.
+SECRETS = {"smoke": "smoke-secret-9e2d71", "ca": "ca-secret-41c7e2"}
 
 
 def base_inventory(dcs=("dc1", "dc2", "dc3"), voters=(1, 1, 1), brokers=(2, 2)):
@@ -38,6 +48,9 @@ def base_inventory(dcs=("dc1", "dc2", "dc3"), voters=(1, 1, 1), brokers=(2, 2)):
                 "ansible_port": 1,
                 "kafka_node_archive_url": "https://downloads.example.invalid/kafka.tgz",
                 "kafka_node_archive_checksum": "sha512:00",
+                # Secure by default: clients log in with SCRAM.
+                "kafka_users": [{"name": "kafka-smoke", "password": SECRETS["smoke"]}],
+                "kafka_tls_ca_passphrase": SECRETS["ca"],
             },
             "children": {
                 "kafka_controllers": {"hosts": controllers},
@@ -141,20 +154,55 @@ def two_nodes_advertising_one_address(inv):
         groups(inv)["kafka_brokers"]["hosts"][host]["kafka_advertised_host"] = "10.0.1.5"
 
 
-def two_listeners_on_one_port(inv):
-    inv["all"]["vars"]["kafka_listeners"] = {
-        "CONTROLLER": {"port": 9093, "protocol": "PLAINTEXT"},
-        "REPLICATION": {"port": 9092, "protocol": "PLAINTEXT"},
-        "CLIENT": {"port": 9092, "protocol": "PLAINTEXT"},
+def listeners(inv, **protocols):
+    """The default listeners with some protocols or ports changed: NAME=protocol or NAME=(protocol, port)."""
+    current = {
+        "CONTROLLER": {"port": 9093, "protocol": "SSL"},
+        "REPLICATION": {"port": 9091, "protocol": "SSL"},
+        "CLIENT": {"port": 9092, "protocol": "SASL_SSL"},
     }
+    for name, value in protocols.items():
+        protocol, port = value if isinstance(value, tuple) else (value, current[name]["port"])
+        current[name] = {"port": port, "protocol": protocol}
+    inv["all"]["vars"]["kafka_listeners"] = current
+
+
+def two_listeners_on_one_port(inv):
+    listeners(inv, REPLICATION=("SSL", 9092))
 
 
 def a_protocol_kafka_does_not_know(inv):
-    inv["all"]["vars"]["kafka_listeners"] = {
-        "CONTROLLER": {"port": 9093, "protocol": "PLAINTEXT"},
-        "REPLICATION": {"port": 9091, "protocol": "TLS"},
-        "CLIENT": {"port": 9092, "protocol": "PLAINTEXT"},
-    }
+    listeners(inv, REPLICATION="TLS")
+
+
+def a_plaintext_client_listener(inv):
+    listeners(inv, CLIENT="PLAINTEXT")
+
+
+def scram_between_controllers(inv):
+    listeners(inv, CONTROLLER="SASL_SSL")
+
+
+def scram_clients_but_no_user(inv):
+    inv["all"]["vars"]["kafka_users"] = []
+
+
+def a_smoke_user_that_is_not_declared(inv):
+    inv["all"]["vars"]["kafka_users"] = [{"name": "etl", "password": "etl-password"}]
+
+
+def a_short_password(inv):
+    inv["all"]["vars"]["kafka_users"] = [{"name": "kafka-smoke", "password": "short"}]
+
+
+def an_acl_on_an_unknown_resource(inv):
+    inv["all"]["vars"]["kafka_acls"] = [
+        {"principal": "User:etl", "resource": {"type": "table", "name": "orders"}, "operations": ["read"]}
+    ]
+
+
+def provided_certificates_without_files(inv):
+    inv["all"]["vars"]["kafka_tls_certificates"] = "provided"
 
 
 def a_node_id_beyond_kafkas_range(inv):
@@ -204,6 +252,16 @@ BAD = [
         "kafka_node_broker_properties sets min.insync.replicas, which the roles derive from kafka_min_insync_replicas",
     ),
     (unclean_election_overridden, "kafka_node_properties sets unclean.leader.election.enable"),
+    (
+        a_plaintext_client_listener,
+        "kafka_listeners.CLIENT uses PLAINTEXT: the client traffic would cross the DC link unencrypted",
+    ),
+    (scram_between_controllers, "kafka_listeners.CONTROLLER must be SSL (mutual TLS), not SASL_SSL"),
+    (scram_clients_but_no_user, "kafka_listeners.CLIENT uses SASL but kafka_users declares no user"),
+    (a_smoke_user_that_is_not_declared, "kafka_smoke_user 'kafka-smoke' is not declared in kafka_users"),
+    (a_short_password, "kafka_users: user 'kafka-smoke': the password must be a string of at least 8 characters"),
+    (an_acl_on_an_unknown_resource, "kafka_acls: ACL #0 (User:etl): resource type 'table' is not one of"),
+    (provided_certificates_without_files, "dc1-broker0: kafka_node_tls_key_src='' is not a file"),
 ]
 
 
@@ -233,8 +291,117 @@ def test_good_inventory_passes_without_connecting(shape, tmp_path):
     assert touched_no_host(result)
 
 
-def run_shipped(env):
-    result = run_playbook(REPO / "inventories" / env, "preflight", timeout=120)
+def test_plaintext_runs_only_by_opt_in_and_preflight_names_it(tmp_path):
+    inv = base_inventory()
+    listeners(inv, CONTROLLER="PLAINTEXT", REPLICATION="PLAINTEXT", CLIENT="PLAINTEXT")
+    inv["all"]["vars"]["kafka_plaintext_opt_in"] = True
+    rc, out, result = run("preflight.yml", inv, tmp_path)
+    assert rc == 0, out
+    for name in ("CLIENT", "CONTROLLER", "REPLICATION"):
+        assert f"kafka_listeners.{name} uses PLAINTEXT: its traffic is not encrypted (kafka_plaintext_opt_in" in out
+    assert touched_no_host(result)
+
+
+def test_no_secret_reaches_ansibles_output_even_at_full_verbosity(tmp_path):
+    rc, out, result = run("preflight.yml", base_inventory(), tmp_path, "-vvvv")
+    assert rc == 0, out
+    everything = json.dumps(result.output) + result.stderr
+    # The composed configuration is in the output, so a secret composed into it would be seen.
+    assert "ssl.keystore.location" in everything
+    for secret in SECRETS.values():
+        assert secret not in everything
+
+
+# -- provided certificates: real files, judged as Kafka would -------------------------
+
+
+def make_certificates(directory, hosts, key_format="pkcs8", common_name=None):
+    """A CA and, per host, a key and a certificate signed by it (CN the host, unless common_name)."""
+    now = datetime.datetime.now(datetime.UTC)
+
+    def certificate(subject, issuer, key, issuer_key, ca):
+        return (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now)
+            .not_valid_after(now + datetime.timedelta(days=30))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+            .sign(issuer_key, hashes.SHA256())
+        )
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    (directory / "ca.crt").write_bytes(
+        certificate("test CA", "test CA", ca_key, ca_key, True).public_bytes(serialization.Encoding.PEM)
+    )
+    files = {}
+    for host in hosts:
+        key = ec.generate_private_key(ec.SECP256R1())
+        fmt = serialization.PrivateFormat.PKCS8
+        if key_format == "traditional":
+            fmt = serialization.PrivateFormat.TraditionalOpenSSL
+        encryption = serialization.NoEncryption()
+        if key_format == "encrypted":
+            encryption = serialization.BestAvailableEncryption(b"key-passphrase")
+        (directory / f"{host}.key").write_bytes(key.private_bytes(serialization.Encoding.PEM, fmt, encryption))
+        cert = certificate(common_name or host, "test CA", key, ca_key, False)
+        (directory / f"{host}.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        files[host] = {
+            "kafka_node_tls_key_src": str(directory / f"{host}.key"),
+            "kafka_node_tls_cert_src": str(directory / f"{host}.crt"),
+        }
+    for name in ("admin.crt", "admin.key"):
+        (directory / name).write_text("placeholder: preflight only checks that it exists\n")
+    return files
+
+
+def provided_inventory(tmp_path, **kwargs):
+    inv = base_inventory()
+    pki = tmp_path / "pki"
+    pki.mkdir()
+    hosts = [h for group in ("kafka_controllers", "kafka_brokers") for h in groups(inv)[group]["hosts"]]
+    files = make_certificates(pki, hosts, **kwargs)
+    for group in ("kafka_controllers", "kafka_brokers"):
+        for host, hostvars in groups(inv)[group]["hosts"].items():
+            hostvars.update(files[host])
+    inv["all"]["vars"].update(
+        kafka_tls_certificates="provided", kafka_tls_ca_src=str(pki / "ca.crt"), kafka_pki_dir=str(pki),
+    )  # fmt: skip
+    return inv
+
+
+def test_provided_certificates_are_accepted(tmp_path):
+    rc, out, result = run("preflight.yml", provided_inventory(tmp_path), tmp_path)
+    assert rc == 0, out
+    assert touched_no_host(result)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"key_format": "traditional"},
+            "dc1-broker0: kafka_node_tls_key_src holds a EC PRIVATE KEY key; Kafka reads only PKCS#8",
+        ),
+        ({"key_format": "encrypted"}, "dc1-broker0: kafka_node_tls_key_src is encrypted; Kafka on Java 17 cannot"),
+        (
+            {"common_name": "kafka.example.net"},
+            "dc1-broker0: its certificate's CN is 'kafka.example.net' but its principal",
+        ),
+    ],
+    ids=["an EC key in OpenSSL's own format", "an encrypted key", "a CN that is not the principal"],
+)
+def test_provided_certificates_kafka_would_refuse_are_refused(kwargs, message, tmp_path):
+    rc, out, result = run("preflight.yml", provided_inventory(tmp_path, **kwargs), tmp_path)
+    assert rc != 0
+    assert message in out, out
+    assert touched_no_host(result)
+
+
+def run_shipped(env, *extra):
+    result = run_playbook(REPO / "inventories" / env, "preflight", *extra, timeout=120)
     return result.returncode, result.text + result.stderr
 
 
@@ -244,13 +411,25 @@ def test_the_local_inventory_passes():
     assert "3 controller voters over 3 DCs (1-1-1" in out
 
 
-def test_the_production_example_is_refused_only_for_its_missing_checksum():
+def test_the_production_example_is_refused_only_for_its_missing_checksum(tmp_path):
     # The example ships without the tarball's checksum on purpose: the
     # operator must paste it. Its topology (2-2-1, 3+3) is otherwise valid.
-    rc, out = run_shipped("production")
+    # Its secrets come from a vault file the operator makes from
+    # vault.yml.example; that file's keys stand in for it here.
+    example = REPO / "inventories/production/group_vars/kafka/vault.yml.example"
+    vault = tmp_path / "vault.yml"
+    vault.write_text(example.read_text())
+    rc, out = run_shipped("production", "-e", f"@{vault}")
     assert rc != 0
     assert "inventory refused (1 problem(s))" in out, out
     assert "kafka_node_archive_url is set but kafka_node_archive_checksum is empty" in out
+
+
+def test_the_production_example_without_its_vault_names_the_missing_secret():
+    rc, out = run_shipped("production")
+    assert rc != 0
+    assert "'vault_kafka_" in out, out
+    assert "is undefined" in out, out
 
 
 def test_limit_does_not_hide_a_bad_topology(tmp_path):

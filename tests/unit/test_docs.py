@@ -40,11 +40,27 @@ def test_every_variable_carries_its_roles_prefix(role):
 def test_every_role_is_documented_and_every_entry_point_has_a_spec():
     assert sorted(docs_variables.ROLES) == sorted(p.name for p in (REPO / "roles").iterdir())
     for role in docs_variables.ROLES:
-        tasks = {p.stem for p in (REPO / "roles" / role / "tasks").glob("*.yml")}
+        files = list((REPO / "roles" / role / "tasks").glob("*.yml"))
         entries = set(docs_variables.specs(role))
-        # Files only included from the role's own tasks need no entry point.
-        internal = {"install", "release", "configure", "storage", "fetch"}
-        assert tasks - internal - entries == set(), f"{role}: task files without an argument spec"
+        # A file the role's own tasks include is a part of it; any other is an entry point.
+        internal = {Path(name).stem for f in files for name in included_tasks(yaml.safe_load(f.read_text()))}
+        assert {f.stem for f in files} - internal - entries == set(), f"{role}: task files without an argument spec"
+        assert entries - {f.stem for f in files} == set(), f"{role}: argument specs of entry points that do not exist"
+
+
+def included_tasks(node):
+    """The task files a task list includes or imports by a fixed name."""
+    if isinstance(node, dict):
+        for key in ("ansible.builtin.include_tasks", "ansible.builtin.import_tasks"):
+            value = node.get(key)
+            name = value.get("file") if isinstance(value, dict) else value
+            if isinstance(name, str) and "{{" not in name:
+                yield name
+        for value in node.values():
+            yield from included_tasks(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from included_tasks(item)
 
 
 def test_docs_variables_md_is_generated_from_the_specs():

@@ -36,6 +36,7 @@ def test_every_node_of_the_two_groups_gets_one_record_controllers_first():
         "roles": ["controller"],
         "advertised_host": "10.0.1.10",
         "listeners": {"CONTROLLER": "10.0.1.10:9093"},
+        "principal": "c1",
     }
 
 

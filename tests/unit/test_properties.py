@@ -3,13 +3,14 @@
 import pytest
 
 from ansible_collections.stretch.kafka.plugins.module_utils.nodes import bootstrap, node_records
-from ansible_collections.stretch.kafka.plugins.module_utils.properties import client_properties, server_properties
+from ansible_collections.stretch.kafka.plugins.module_utils.properties import server_properties
 
 LISTENERS = {
-    "CONTROLLER": {"port": 9093, "protocol": "PLAINTEXT"},
-    "REPLICATION": {"port": 9091, "protocol": "PLAINTEXT"},
-    "CLIENT": {"port": 9092, "protocol": "SASL_SSL", "client_properties": {"sasl.mechanism": "SCRAM-SHA-512"}},
+    "CONTROLLER": {"port": 9093, "protocol": "SSL"},
+    "REPLICATION": {"port": 9091, "protocol": "SSL"},
+    "CLIENT": {"port": 9092, "protocol": "SASL_SSL"},
 }
+TLS = {"keystore": "/etc/kafka/tls/keystore.pem", "truststore": "/etc/kafka/tls/trusted.pem"}
 # The inventory as Ansible would hold it; every record comes through node_records.
 GROUPS = {"kafka_controllers": ["c1", "c2", "c3"], "kafka_brokers": ["b1"]}
 HOSTVARS = {
@@ -38,6 +39,9 @@ def cluster(**overrides):
         "properties": {},
         "broker_properties": {},
         "controller_properties": {},
+        "tls": TLS,
+        "sasl_mechanism": "SCRAM-SHA-512",
+        "authorizer": {"super_users": "User:c1;User:kafka-admin"},
     }
     base.update(overrides)
     return base
@@ -77,7 +81,7 @@ def test_broker_binds_and_advertises_only_broker_listeners():
     assert props["advertised.listeners"] == "REPLICATION://b1.dc1:9091,CLIENT://b1.dc1:9092"
     assert props["inter.broker.listener.name"] == "REPLICATION"
     assert props["controller.listener.names"] == "CONTROLLER"
-    assert props["listener.security.protocol.map"] == "CONTROLLER:PLAINTEXT,REPLICATION:PLAINTEXT,CLIENT:SASL_SSL"
+    assert props["listener.security.protocol.map"] == "CONTROLLER:SSL,REPLICATION:SSL,CLIENT:SASL_SSL"
     assert props["controller.quorum.bootstrap.servers"] == "c1.dc1:9093,c2.dc2:9093,c3.dc3:9093"
     assert "controller.quorum.voters" not in props
 
@@ -111,10 +115,27 @@ def test_overrides_apply_last_by_role():
     assert server_properties(node("broker"), c)["min.insync.replicas"] == "3"
 
 
-def test_listener_properties_are_scoped_to_the_listener():
+def test_listener_properties_are_scoped_to_the_listener_and_win_over_derived_security():
+    assert server_properties(node("broker"), cluster())["listener.name.client.ssl.client.auth"] == "none"
     listeners = dict(LISTENERS, CLIENT=dict(LISTENERS["CLIENT"], properties={"ssl.client.auth": "required"}))
     props = server_properties(node("broker", listeners=listeners), cluster(listeners=listeners))
     assert props["listener.name.client.ssl.client.auth"] == "required"
+
+
+def test_every_node_carries_the_security_of_every_listener():
+    """A controller is the brokers' TLS server and a broker the controller listener's client."""
+    for props in (
+        server_properties(node("broker"), cluster()),
+        server_properties(node("controller", host="c3"), cluster()),
+    ):
+        assert props["ssl.keystore.type"] == "PEM"
+        assert props["ssl.keystore.location"] == TLS["keystore"]
+        assert props["ssl.endpoint.identification.algorithm"] == "https"
+        assert props["listener.name.controller.ssl.client.auth"] == "required"
+        assert props["listener.name.replication.ssl.client.auth"] == "required"
+        assert props["listener.name.client.sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+        assert props["allow.everyone.if.no.acl.found"] == "false"
+        assert props["super.users"] == "User:c1;User:kafka-admin"
 
 
 def test_unknown_controller_listener_is_named():
@@ -127,11 +148,6 @@ def test_inter_broker_listener_must_be_a_broker_listener():
         server_properties(node("broker"), cluster(inter_broker_listener="CONTROLLER"))
 
 
-def test_bootstrap_lists_and_client_properties():
+def test_bootstrap_lists():
     assert bootstrap(CONTROLLERS[:2], "CONTROLLER") == "c1.dc1:9093,c2.dc2:9093"
     assert bootstrap(records(), "CLIENT") == "b1.dc1:9092", "controllers do not bind the client listener"
-    assert client_properties(LISTENERS, "CLIENT", {"client.id": "ops"}) == {
-        "security.protocol": "SASL_SSL",
-        "sasl.mechanism": "SCRAM-SHA-512",
-        "client.id": "ops",
-    }

@@ -6,7 +6,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from smoke import checks, locality, records
+from smoke import checks, locality, netcount, records
 from smoke.__main__ import problems
 
 METRICS = """# HELP kafka_server_brokertopicmetrics_bytesout_total Bytes out
@@ -144,3 +144,13 @@ def test_network_and_broker_counters_must_agree():
     disagreeing = read("dc1", {"dc1": 995, "dc2": 5}, 0.995)
     disagreeing["network"] = {"bytes_by_dc": {"dc1": 500, "dc2": 500}, "bytes_total": 1000}
     assert "disagree" in problems(disagreeing, args())[0]
+
+
+def test_network_namespace_resolves_broker_names_and_refuses_other_lookups(monkeypatch):
+    # The namespace cannot reach the host's name server: a lookup sent there
+    # would stall every SASL connection of the Java client for 10 s.
+    monkeypatch.setattr(netcount.socket, "gethostbyname", {"b1.dc1": "10.0.1.11", "10.0.2.11": "10.0.2.11"}.get)
+    monkeypatch.setattr(netcount.socket, "gethostname", lambda: "runner")
+    files = netcount.NetworkCounters({101: "b1.dc1", 201: "10.0.2.11"}, 9092).etc_files()
+    assert files["hosts"].splitlines() == ["10.0.1.11 b1.dc1", "127.0.0.1 localhost runner"]
+    assert files["resolv.conf"] == "nameserver 127.0.0.1\n"

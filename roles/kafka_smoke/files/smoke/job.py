@@ -26,6 +26,25 @@ def read_client_config(path):
     return {k.strip(): v.strip() for k, sep, v in pairs if sep and not k.startswith(("#", "!"))}
 
 
+def java_settings(config):
+    """The librdkafka settings the smoke test is given, in Kafka's Java client spelling (for the Kafka source)."""
+    out = {}
+    for key, value in config.items():
+        if key == "ssl.ca.location":
+            out.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": value})
+        elif key in ("sasl.username", "sasl.password"):
+            continue
+        else:
+            out[key] = value
+    if "sasl.username" in config:
+        quoted = {k: config[k].replace("\\", "\\\\").replace('"', '\\"') for k in ("sasl.username", "sasl.password")}
+        out["sasl.jaas.config"] = (
+            "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            f'username="{quoted["sasl.username"]}" password="{quoted["sasl.password"]}";'
+        )
+    return out
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--manifest", required=True, help="the producer step's manifest (JSON)")
@@ -63,7 +82,7 @@ def main(argv=None):
     )
     if args.client_rack:
         reader = reader.option("kafka.client.rack", args.client_rack)
-    for key, value in read_client_config(args.client_config).items():
+    for key, value in java_settings(read_client_config(args.client_config)).items():
         reader = reader.option(f"kafka.{key}", value)
 
     schema = T.StructType(

@@ -12,14 +12,23 @@ with --network-counters.
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
+from pathlib import Path
 
 TABLE = "kafka_smoke"
 NETNS = "kafka-smoke"
 HOST_IF, JOB_IF = "ksmoke0", "ksmoke1"
 # A point-to-point link between this host and the job's namespace.
 HOST_ADDR, JOB_ADDR, PREFIX = "10.254.254.1", "10.254.254.2", 30
+# `ip netns exec` mounts these over /etc/hosts and /etc/resolv.conf in the
+# namespace. The host's name server is not reachable from it, and Kafka's Java
+# client looks up the name of every address it connects to with SASL: each
+# lookup would wait 10 s for that server, longer than the client waits for a
+# connection. In the namespace, the brokers' names come from its own hosts
+# file, and any other lookup is refused at once by the loopback.
+NETNS_ETC = Path("/etc/netns") / NETNS
 
 
 def _run(*cmd, stdin=None, check=True):
@@ -32,8 +41,19 @@ def _run(*cmd, stdin=None, check=True):
 class NetworkCounters:
     def __init__(self, brokers, port):
         """brokers: {broker id: advertised host}; port: the client listener's port."""
+        self.hosts = dict(brokers)
         self.addresses = {b: socket.gethostbyname(host) for b, host in brokers.items()}
         self.port = int(port)
+
+    def etc_files(self):
+        """{name: text} of the namespace's /etc/hosts and /etc/resolv.conf."""
+        # Spark looks up this machine's own name: in the namespace, the loopback.
+        names = {"127.0.0.1": {"localhost", socket.gethostname()}}
+        for b, ip in sorted(self.addresses.items()):
+            if self.hosts[b] != ip:
+                names.setdefault(ip, set()).add(self.hosts[b])
+        hosts = [f"{ip} {' '.join(sorted(n))}" for ip, n in sorted(names.items())]
+        return {"hosts": "\n".join(hosts) + "\n", "resolv.conf": "nameserver 127.0.0.1\n"}
 
     def wrap(self, cmd):
         """The command, run inside the job's network namespace."""
@@ -46,10 +66,14 @@ class NetworkCounters:
         _run("nft", "delete", "table", "inet", TABLE, check=False)
         _run("ip", "netns", "delete", NETNS, check=False)
         _run("ip", "link", "delete", HOST_IF, check=False)
+        shutil.rmtree(NETNS_ETC, ignore_errors=True)
 
     def __enter__(self):
         self._remove()
         try:
+            NETNS_ETC.mkdir(parents=True, exist_ok=True)
+            for name, text in self.etc_files().items():
+                (NETNS_ETC / name).write_text(text)
             _run("ip", "netns", "add", NETNS)
             _run("ip", "link", "add", HOST_IF, "type", "veth", "peer", "name", JOB_IF)
             _run("ip", "link", "set", JOB_IF, "netns", NETNS)

@@ -13,11 +13,13 @@ from ansible_collections.stretch.kafka.plugins.module_utils import topology
 DOCUMENTATION = r"""
 ---
 module: validate_declarations
-short_description: Refuse declared topics, quotas or a throttle the cluster could not hold
+short_description: Refuse declared topics, quotas, a throttle, users or ACLs the cluster could not hold
 description:
   - Checks each declared topic (name, fields, replication factor against the broker DCs),
-    each declared client quota (entity types, keys, values) and the replication throttle.
-    Fails with one line per problem, naming the topic, quota or variable.
+    each declared client quota (entity types, keys, values), the replication throttle,
+    each declared SCRAM user (name, password length, mechanism) and each declared ACL.
+    Fails with one line per problem, naming the topic, quota, user, ACL or variable;
+    a message never carries a password.
 options:
   nodes:
     description: The node records (the stretch.kafka.node_records filter).
@@ -41,6 +43,20 @@ options:
   replication_throttle:
     description: C(state) and C(rate) of the replication throttle.
     type: dict
+  users:
+    description: The declared SCRAM users (kafka_users).
+    type: list
+    elements: dict
+    default: []
+  sasl_mechanism:
+    description: The mechanism of a user that names none.
+    type: str
+    default: SCRAM-SHA-512
+  acls:
+    description: The declared ACLs, with the roles' own.
+    type: list
+    elements: dict
+    default: []
 """
 
 EXAMPLES = r"""
@@ -73,6 +89,9 @@ class ActionModule(ActionBase):
             int(args.get("replication_factor", 4)),
             args.get("quotas") or [],
             args.get("replication_throttle"),
+            users=args.get("users") or [],
+            acl_list=args.get("acls") or [],
+            mechanism=args.get("sasl_mechanism"),
         )
         result["changed"] = False
         if errors:

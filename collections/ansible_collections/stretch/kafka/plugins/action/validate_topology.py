@@ -6,9 +6,12 @@ from the inventory, and the configuration the preflight tasks composed.
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
+import os
 
-from ansible_collections.stretch.kafka.plugins.module_utils import topology
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.stretch.kafka.plugins.module_utils import security, topology
 
 DOCUMENTATION = r"""
 ---
@@ -32,6 +35,11 @@ options:
     required: true
   listeners:
     description: kafka_listeners, judged as Kafka would judge them at start.
+    type: dict
+  security:
+    description:
+      - The security settings to judge together (module_utils/security.py check()); each host's provided
+        certificate files come from its C(kafka_node_preflight_tls) fact.
     type: dict
 """
 
@@ -70,6 +78,15 @@ class ActionModule(ActionBase):
             if hv.get("kafka_node_preflight_install"):
                 install[record["host"]] = hv["kafka_node_preflight_install"]
         errors = topology.validate(nodes, install, task_vars.get("groups"), self._task.args.get("listeners"))
+        warnings = []
+        if self._task.args.get("security"):
+            provided = {n["host"]: hostvars[n["host"]].get("kafka_node_preflight_tls") or {} for n in nodes}
+            found, warnings = security.check(
+                self._task.args["security"], nodes, provided, _common_name, os.path.isfile, _pem_label
+            )
+            errors += found
+        for warning in warnings:
+            Display().warning(warning)
         result["changed"] = False
         if errors:
             result["failed"] = True
@@ -78,4 +95,25 @@ class ActionModule(ActionBase):
         else:
             result["topology"] = topology.summary(nodes)
             result["msg"] = "inventory accepted: " + result["topology"]
+            if warnings:
+                result["msg"] += "; " + "; ".join(warnings)
         return result
+
+
+def _common_name(path):
+    from cryptography import x509  # noqa: PLC0415  only when provided certificates are judged
+    from cryptography.x509.oid import NameOID  # noqa: PLC0415
+
+    with open(path, "rb") as f:
+        cert = x509.load_pem_x509_certificate(f.read())
+    names = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    return names[0].value if names else None
+
+
+def _pem_label(path):
+    """The label of the first PEM block in the file ("PRIVATE KEY", "RSA PRIVATE KEY", ...), or None."""
+    with open(path, encoding="ascii", errors="replace") as f:
+        for line in f:
+            if line.startswith("-----BEGIN ") and line.rstrip().endswith("-----"):
+                return line.strip()[len("-----BEGIN ") : -len("-----")]
+    return None

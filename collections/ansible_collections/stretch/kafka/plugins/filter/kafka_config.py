@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.stretch.kafka.plugins.module_utils import nodes, properties
+from ansible_collections.stretch.kafka.plugins.module_utils import certificates, nodes, properties, security
 
 
 def _guard(func):
@@ -30,5 +30,11 @@ class FilterModule:
             "with_role": _guard(nodes.with_role),
             "bootstrap": _guard(nodes.bootstrap),
             "server_properties": _guard(properties.server_properties),
-            "client_properties": _guard(properties.client_properties),
+            "uses_tls": _guard(security.uses_tls),
+            "clear_listeners": _guard(security.clear_listeners),
+            "super_users": _guard(security.super_users),
+            "kafka_python_client": _guard(security.kafka_python),
+            "librdkafka_client": _guard(security.librdkafka),
+            "certificate_problems": _guard(certificates.problems),
+            "subject_alt_names": _guard(certificates.subject_alt_names),
         }

@@ -18,7 +18,20 @@ import time
 try:
     from kafka import TopicPartition
     from kafka import errors as kafka_errors
-    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+    from kafka.admin import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        ConfigResource,
+        ConfigResourceType,
+        KafkaAdminClient,
+        ResourcePattern,
+        ResourcePatternFilter,
+        ResourceType,
+    )
+    from kafka.admin._users import UserScramCredentialDeletion, UserScramCredentialUpsertion
     from kafka.metrics import Metrics
     from kafka.net.compat import KafkaNetClient
     from kafka.protocol.admin.client_quotas import AlterClientQuotasRequest, DescribeClientQuotasRequest
@@ -157,6 +170,59 @@ class _ControllerClient:
         finally:
             net.close()
         raise AdminError("no controller answered as the quorum's leader: " + "; ".join(answers))
+
+
+def _entry(acl):
+    """A kafka-python ACL as (principal, host, resource type, name, pattern, operation, permission)."""
+    pattern = acl.resource_pattern
+    return (
+        acl.principal,
+        acl.host,
+        ResourceType(pattern.resource_type).name.lower(),
+        pattern.resource_name,
+        ACLResourcePatternType(pattern.pattern_type).name.lower(),
+        ACLOperation(acl.operation).name.lower(),
+        ACLPermissionType(acl.permission_type).name.lower(),
+    )
+
+
+def _acl(entry, kind=None):
+    principal, host, resource, name, pattern, operation, permission = entry
+    kind = kind or ACL
+    pattern_class = ResourcePattern if kind is ACL else ResourcePatternFilter
+    return kind(
+        principal=principal,
+        host=host,
+        operation=ACLOperation[operation.upper()],
+        permission_type=ACLPermissionType[permission.upper()],
+        resource_pattern=pattern_class(ResourceType[resource.upper()], name, ACLResourcePatternType[pattern.upper()]),
+    )
+
+
+def logs_in(bootstrap_servers, client_config, username, password, mechanism, timeout=10):
+    """Whether username/password logs in over SASL on bootstrap_servers (the client listener).
+
+    A refused login is False; a listener that cannot be reached at all
+    raises AdminError, so a down cluster is never taken for a wrong password.
+    """
+    config = dict(client_config or {})
+    config.update(sasl_mechanism=mechanism, sasl_plain_username=username, sasl_plain_password=password)
+    try:
+        client = KafkaAdminClient(
+            bootstrap_servers=[s.strip() for s in bootstrap_servers.split(",") if s.strip()],
+            client_id="stretch-kafka-ansible",
+            request_timeout_ms=timeout * 1000,
+            bootstrap_timeout_ms=timeout * 1000,
+            **config,
+        )
+    except kafka_errors.AuthenticationFailedError:
+        return False
+    except Exception as exc:  # noqa: BLE001  anything else is not a verdict on the password
+        if "authentication" in str(exc).lower() or "sasl" in str(exc).lower():
+            return False
+        raise AdminError(f"cannot reach {bootstrap_servers} to check {username}'s login: {exc}") from exc
+    client.close()
+    return True
 
 
 def _resource(kind, name, change=None):
@@ -460,6 +526,53 @@ class Admin:
                 key = tuple(sorted((e.entity_type, e.entity_name) for e in result.entity))
                 errors[key] = result.error_message or f"error {result.error_code}"
         return errors
+
+    # -- users and ACLs ------------------------------------------------------------
+    def scram_users(self):
+        """{user: [SCRAM mechanisms it has credentials for, as SCRAM-SHA-512]}."""
+        described = self.client.describe_user_scram_credentials()
+        return {
+            user: [info["mechanism"].name.replace("_", "-") for info in found["credential_infos"]]
+            for user, found in described.items()
+            if not found["error"]
+        }
+
+    def alter_scram_users(self, upserts, deletes):
+        """upserts: {user: (mechanism, password)}; deletes: {user: [mechanisms]}. Returns {user: error}."""
+        alterations = [UserScramCredentialUpsertion(u, m, p) for u, (m, p) in upserts.items()]
+        alterations += [UserScramCredentialDeletion(u, m) for u, mechs in deletes.items() for m in mechs]
+        if not alterations:
+            return {}
+        return {user: error for user, error in self.client.alter_user_scram_credentials(alterations).items() if error}
+
+    def acls(self):
+        """Every ACL of the cluster as an entry (module_utils/acls.py)."""
+        everything = ACLFilter(
+            principal=None,
+            host=None,
+            operation=ACLOperation.ANY,
+            permission_type=ACLPermissionType.ANY,
+            resource_pattern=ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY),
+        )
+        found, error = self.client.describe_acls(everything)
+        if error is not None and getattr(error, "errno", 0):
+            raise AdminError(f"cannot describe the ACLs: {error}")
+        return {_entry(acl) for acl in found}
+
+    def create_acls(self, entries):
+        if not entries:
+            return []
+        result = self.client.create_acls([_acl(e) for e in entries])
+        return [f"{_entry(acl)}: {error}" for acl, error in result.get("failed", [])]
+
+    def delete_acls(self, entries):
+        if not entries:
+            return []
+        failures = []
+        for acl_filter, _, error in self.client.delete_acls([_acl(e, ACLFilter) for e in entries]):
+            if error is not None and getattr(error, "errno", 0):
+                failures.append(f"{_entry(acl_filter)}: {error}")
+        return failures
 
     def delete_topics(self, names):
         if not names:

@@ -10,6 +10,7 @@ default each:
      "dc":              kafka_dc ("" when missing; preflight refuses it),
      "roles":           ["broker"] and/or ["controller"], from the two groups,
      "advertised_host": kafka_advertised_host, default the inventory name,
+     "principal":       kafka_tls_principal, default the inventory name: its certificate's CN,
      "listeners":       {listener name: "advertised_host:port"} of the listeners the node binds}
 
 The DC is the one name for where a node runs. Brokers publish it as
@@ -61,6 +62,7 @@ def node_records(groups, hostvars, controllers_group, brokers_group, listeners, 
                 "dc": str(hv.get("kafka_dc") or ""),
                 "roles": roles,
                 "advertised_host": str(advertised),
+                "principal": str(hv.get("kafka_tls_principal") or host),
                 "listeners": {
                     name: f"{advertised}:{listeners[name]['port']}"
                     for name in bound_listeners(listeners, controller_listener, roles)

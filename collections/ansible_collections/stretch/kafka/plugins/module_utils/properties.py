@@ -8,7 +8,7 @@ kafka_node_broker_properties or kafka_node_controller_properties by process role
 
 from __future__ import annotations
 
-from ansible_collections.stretch.kafka.plugins.module_utils import nodes
+from ansible_collections.stretch.kafka.plugins.module_utils import nodes, security
 
 RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
@@ -27,7 +27,9 @@ def server_properties(node, cluster):
     node: the node's record (module_utils/nodes.py), plus log_dirs (list) and metadata_log_dir.
     cluster: listeners ({NAME: {port, protocol, bind_host?, properties?, client_properties?}}),
           controller_listener, inter_broker_listener, controllers (the controllers'
-          records), replication_factor, min_insync_replicas,
+          records), replication_factor, min_insync_replicas, tls ({keystore,
+          truststore} on the node, or None), sasl_mechanism,
+          authorizer ({super_users}, or None for no authorizer),
           properties, broker_properties, controller_properties (overrides).
     """
     listeners = cluster["listeners"]
@@ -73,6 +75,13 @@ def server_properties(node, cluster):
     props["metadata.log.dir"] = node["metadata_log_dir"]
     if "broker" not in roles:
         props["log.dirs"] = node["metadata_log_dir"]
+    # Every node carries the security of every listener: a broker is the
+    # controller listener's client, and a controller checks the brokers' certificates.
+    props.update(
+        security.server_properties(
+            listeners, cluster.get("tls"), cluster.get("sasl_mechanism", "SCRAM-SHA-512"), cluster.get("authorizer")
+        )
+    )
     for name in bound:
         for key, value in (listeners[name].get("properties") or {}).items():
             props[f"listener.name.{name.lower()}.{key}"] = value
@@ -80,12 +89,4 @@ def server_properties(node, cluster):
     props.update(cluster.get("properties") or {})
     for role in roles:
         props.update(cluster.get(f"{role}_properties") or {})
-    return {key: _render(value) for key, value in props.items()}
-
-
-def client_properties(listeners, client_listener, extra=None):
-    """Connection settings for the playbooks' own tools, on the given listener."""
-    props = {"security.protocol": listeners[client_listener]["protocol"]}
-    props.update(listeners[client_listener].get("client_properties") or {})
-    props.update(extra or {})
     return {key: _render(value) for key, value in props.items()}

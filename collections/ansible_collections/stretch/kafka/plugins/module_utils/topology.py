@@ -11,7 +11,8 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from ansible_collections.stretch.kafka.plugins.module_utils import placement, quotas, topics
+from ansible_collections.stretch.kafka.plugins.module_utils import acls, placement, quotas, security, topics
+from ansible_collections.stretch.kafka.plugins.module_utils import users as users_mod
 
 # Replicas a partition keeps in each broker DC, so that a consumer in either
 # DC survives one broker failure without reading across DCs.
@@ -51,9 +52,21 @@ DERIVED = {
     "log.dirs": "kafka_node_log_dirs",
     "log.dir": "kafka_node_log_dirs",
     "metadata.log.dir": "kafka_node_metadata_log_dir",
+    "authorizer.class.name": "the roles (StandardAuthorizer: everything not allowed by kafka_acls is denied)",
+    "allow.everyone.if.no.acl.found": "the roles (deny by default)",
+    "super.users": "kafka_super_users (the nodes and the admin principal are added)",
+    "ssl.principal.mapping.rules": "the roles (a certificate's CN is its principal)",
+    "ssl.endpoint.identification.algorithm": "the roles (hostname verification stays on)",
+    "ssl.client.auth": "kafka_listeners (an SSL listener is mutual TLS)",
+    "ssl.key.password": "the roles (a node's key is unencrypted PKCS#8, readable by kafka only)",
+    "sasl.enabled.mechanisms": "kafka_sasl_mechanism",
 }
 # Per-listener settings belong to the listener's own properties in kafka_listeners.
-DERIVED_PREFIXES = {"listener.name.": "kafka_listeners (the listener's properties)"}
+DERIVED_PREFIXES = {
+    "listener.name.": "kafka_listeners (the listener's properties)",
+    "ssl.keystore.": "kafka_tls_dir and the certificates",
+    "ssl.truststore.": "kafka_tls_dir and the certificates",
+}
 
 # Replication factors the cluster uses for the topics it creates itself, with
 # the min.insync setting that goes with each.
@@ -434,8 +447,17 @@ def validate(node_dicts, install_by_host=None, groups=None, listeners=None):
     return errors
 
 
-def check_declarations(node_dicts, declared_topics, replication_factor, declared_quotas, throttle):
-    """Problems with kafka_topics, kafka_quotas and the replication throttle, found without a cluster.
+def check_declarations(
+    node_dicts,
+    declared_topics,
+    replication_factor,
+    declared_quotas,
+    throttle,
+    users=None,
+    acl_list=None,
+    mechanism=None,
+):
+    """Problems with kafka_topics, kafka_quotas, the throttle, kafka_users and kafka_acls, found without a cluster.
 
     Each topic's replication factor is checked against the inventory's broker
     DCs, so RF larger than the brokers is refused before any host is touched.
@@ -460,6 +482,15 @@ def check_declarations(node_dicts, declared_topics, replication_factor, declared
             quotas.throttle_plan(throttle.get("state"), throttle.get("rate"), {}, {})
     except quotas.QuotaError as exc:
         errors.append(f"kafka_quotas: {exc}")
+    try:
+        # The messages name users, never their passwords.
+        users_mod.normalize(users, mechanism or security.MECHANISMS[0])
+    except users_mod.UserError as exc:
+        errors.append(f"kafka_users: {exc}")
+    try:
+        acls.normalize(acl_list)
+    except acls.AclError as exc:
+        errors.append(f"kafka_acls: {exc}")
     return errors
 
 

@@ -27,6 +27,11 @@ options:
     type: list
     elements: path
     default: []
+  read:
+    description: Small files whose content to report (certificates; never a key).
+    type: list
+    elements: path
+    default: []
   checksums:
     description: Files whose sha256 to report.
     type: list
@@ -67,6 +72,10 @@ user_ok:
   type: bool
 exists:
   description: Path to whether it exists.
+  returned: always
+  type: dict
+content:
+  description: Path to its content, or null when missing.
   returned: always
   type: dict
 sha256:
@@ -122,6 +131,13 @@ def user_ok(user):
     )
 
 
+def read(path):
+    if not os.path.isfile(path):
+        return None
+    with open(path) as f:
+        return f.read()
+
+
 def sha256(path):
     if not os.path.isfile(path):
         return None
@@ -143,6 +159,7 @@ def main():
             "packages": {"type": "list", "elements": "str", "default": []},
             "user": {"type": "dict"},
             "paths": {"type": "list", "elements": "path", "default": []},
+            "read": {"type": "list", "elements": "path", "default": []},
             "checksums": {"type": "list", "elements": "path", "default": []},
             "meta_properties": {"type": "path"},
             "service": {"type": "str", "default": "kafka"},
@@ -167,6 +184,7 @@ def main():
         missing_packages=missing_packages(module, p["packages"]),
         user_ok=user_ok(p["user"]),
         exists={path: os.path.exists(path) for path in p["paths"]},
+        content={path: read(path) for path in p["read"]},
         sha256={path: sha256(path) for path in p["checksums"]},
         meta=meta,
         service_active=active,

@@ -1,0 +1,156 @@
+"""Security derived from the listeners; users and ACLs as code."""
+
+import pytest
+
+from ansible_collections.stretch.kafka.plugins.module_utils import acls, security, users
+
+LISTENERS = {
+    "CONTROLLER": {"port": 9093, "protocol": "SSL"},
+    "REPLICATION": {"port": 9091, "protocol": "SSL"},
+    "CLIENT": {"port": 9092, "protocol": "SASL_SSL"},
+}
+TLS = {"keystore": "/etc/kafka/tls/keystore.pem", "truststore": "/etc/kafka/tls/ca.pem"}
+
+
+def test_node_to_node_listeners_require_a_client_certificate_and_clients_use_scram():
+    props = security.server_properties(LISTENERS, TLS, "SCRAM-SHA-512", {"super_users": "User:a"})
+    assert props["listener.name.controller.ssl.client.auth"] == "required"
+    assert props["listener.name.replication.ssl.client.auth"] == "required"
+    assert props["listener.name.client.ssl.client.auth"] == "none"
+    assert props["listener.name.client.sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert "ScramLoginModule required" in props["listener.name.client.scram-sha-512.sasl.jaas.config"]
+    assert props["ssl.keystore.type"] == props["ssl.truststore.type"] == "PEM"
+    assert props["ssl.endpoint.identification.algorithm"] == "https"
+    assert "ssl.keystore.password" not in props, "with PEM only ssl.key.password applies"
+    assert "ssl.key.password" not in props, "the key is unencrypted PKCS#8: Java 17 cannot decrypt PBES2"
+    assert props["authorizer.class.name"].endswith("StandardAuthorizer")
+    assert props["allow.everyone.if.no.acl.found"] == "false"
+
+
+def test_a_tls_listener_without_key_material_is_refused():
+    with pytest.raises(security.SecurityError, match="no keystore and truststore"):
+        security.server_properties(LISTENERS, None, "SCRAM-SHA-512", None)
+
+
+def test_plaintext_listeners_get_no_tls_settings():
+    clear = {name: {"port": 1, "protocol": "PLAINTEXT"} for name in LISTENERS}
+    assert security.server_properties(clear, None, "SCRAM-SHA-512", None) == {}
+    assert security.clear_listeners(clear) == ["CLIENT", "CONTROLLER", "REPLICATION"]
+    assert security.clear_listeners(LISTENERS) == []
+
+
+def test_super_users_are_every_node_and_the_admin():
+    records = [{"host": "c1"}, {"host": "b1", "principal": "kafka-b1"}]
+    assert (
+        security.super_users(records, "kafka-admin", ["User:ops"]) == "User:c1;User:kafka-b1;User:kafka-admin;User:ops"
+    )
+
+
+def test_each_client_library_gets_its_own_spelling_of_one_description():
+    client = {"protocol": "SASL_SSL", "ca": "/ca.pem", "username": "u", "password": "p", "mechanism": "SCRAM-SHA-512"}
+    assert security.librdkafka(client) == {
+        "security.protocol": "SASL_SSL",
+        "ssl.ca.location": "/ca.pem",
+        "ssl.endpoint.identification.algorithm": "https",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "u",
+        "sasl.password": "p",
+    }
+    admin = {"protocol": "SSL", "ca": "/ca.pem", "cert": "/a.crt", "key": "/a.key", "key_password": "kp"}
+    assert security.kafka_python(admin) == {
+        "security_protocol": "SSL",
+        "ssl_cafile": "/ca.pem",
+        "ssl_check_hostname": True,
+        "ssl_certfile": "/a.crt",
+        "ssl_keyfile": "/a.key",
+        "ssl_password": "kp",
+    }
+    # kafka_users logs in as each user itself: without a username, the transport only.
+    login = {"protocol": "SASL_SSL", "ca": "/ca.pem"}
+    assert security.kafka_python(login) == {
+        "security_protocol": "SASL_SSL",
+        "ssl_cafile": "/ca.pem",
+        "ssl_check_hostname": True,
+    }
+    assert security.kafka_python(client)["sasl_plain_username"] == "u"
+
+
+# -- users -----------------------------------------------------------------------
+def test_users_are_added_rotated_and_removed_only_when_asked():
+    declared = users.normalize(
+        [
+            {"name": "smoke", "password": "p" * 12},
+            {"name": "etl", "password": "q" * 12},
+            {"name": "ops", "password": "r" * 12},
+        ],
+        "SCRAM-SHA-512",
+    )
+    current = {"smoke": ["SCRAM-SHA-512"], "etl": ["SCRAM-SHA-512", "SCRAM-SHA-256"], "old": ["SCRAM-SHA-512"]}
+    tried = []
+
+    def logs_in(name, password, mechanism):
+        tried.append(name)
+        return name == "smoke"
+
+    changes = users.plan(declared, current, logs_in)
+    assert changes == {
+        "set": {"etl": "the declared password does not log in", "ops": "new"},
+        "delete": {"etl": ["SCRAM-SHA-256"]},
+    }
+    assert sorted(tried) == ["etl", "smoke"], "a login is tried only where a credential exists"
+    assert users.plan(declared, current, logs_in, remove_undeclared=True)["delete"]["old"] == ["SCRAM-SHA-512"]
+    assert not any("p" * 12 in line for line in users.summary(changes)), "no password in the output"
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ({"name": "a b", "password": "x" * 8}, "not a valid user name"),
+        ({"name": "short", "password": "x"}, "at least 8 characters"),
+        ({"name": "m", "password": "x" * 8, "mechanism": "PLAIN"}, "mechanism 'PLAIN' is not one of"),
+        ({"name": "f", "password": "x" * 8, "role": "admin"}, "unknown field(s) ['role']"),
+    ],
+)
+def test_bad_users_are_refused_by_name(item, message):
+    with pytest.raises(users.UserError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        users.normalize([item], "SCRAM-SHA-512")
+
+
+# -- ACLs -----------------------------------------------------------------------
+SMOKE = {"principal": "User:smoke", "resource": {"type": "topic", "name": "smoke"}, "operations": ["read", "write"]}
+
+
+def test_a_declaration_expands_to_one_entry_per_operation():
+    assert acls.normalize([SMOKE]) == {
+        ("User:smoke", "*", "topic", "smoke", "literal", "read", "allow"),
+        ("User:smoke", "*", "topic", "smoke", "literal", "write", "allow"),
+    }
+
+
+def test_acls_are_added_and_removed_only_when_asked():
+    declared = acls.normalize([SMOKE])
+    stray = ("User:old", "*", "group", "g", "prefixed", "read", "allow")
+    current = {("User:smoke", "*", "topic", "smoke", "literal", "read", "allow"), stray}
+    assert acls.plan(declared, current) == {
+        "create": [("User:smoke", "*", "topic", "smoke", "literal", "write", "allow")],
+        "delete": [],
+    }
+    assert acls.plan(declared, current, remove_undeclared=True)["delete"] == [stray]
+    assert acls.summary(acls.plan(declared, current, True)) == [
+        "acl add: allow User:smoke write on topic smoke",
+        "acl remove: allow User:old read on group g*",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        (SMOKE | {"principal": "smoke"}, "principal must be like User:name"),
+        (SMOKE | {"resource": {"type": "table", "name": "x"}}, "resource type 'table' is not one of"),
+        (SMOKE | {"operations": ["read", "own"]}, "operation 'own' is not one of"),
+        (SMOKE | {"resource": {"type": "topic", "name": "x", "pattern": "glob"}}, "pattern 'glob'"),
+    ],
+)
+def test_bad_acls_are_refused_by_name(item, message):
+    with pytest.raises(acls.AclError, match=message):
+        acls.normalize([item])
