@@ -54,7 +54,10 @@ def parse_args(argv=None):
 
 def broker_racks(config):
     """{broker id: rack} from the cluster's metadata."""
-    described = AdminClient(config).describe_cluster(request_timeout=30).result(timeout=30)
+    # Keep the client referenced until the answer is in: a client collected
+    # before its future resolves is destroyed, and the future fails with _DESTROY.
+    admin = AdminClient(config)
+    described = admin.describe_cluster(request_timeout=30).result(timeout=30)
     return {node.id: node.rack for node in described.nodes}
 
 

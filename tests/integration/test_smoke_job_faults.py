@@ -59,7 +59,8 @@ def test_the_spark_job_reports_each_kind_of_fault(cluster, scratch_topic, tmp_pa
         [os.path.join(os.path.dirname(sys.executable), "spark-submit"), "--master", "local[2]",
          "--jars", ",".join(str(j) for j in sorted((REPO / "testbed/dist/spark-jars").glob("*.jar"))),
          str(JOB), "--manifest", str(manifest), "--bootstrap-servers", cluster.bootstrap_servers,
-         "--client-rack", cluster.brokers[0].dc, "--out", str(seen_path)],
+         "--client-rack", cluster.brokers[0].dc, "--out", str(seen_path),
+         "--client-config", str(cluster.client_config_file(tmp_path))],
         cwd=REPO, capture_output=True, text=True, timeout=600,
         env=dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable),
     )  # fmt: skip

@@ -231,7 +231,8 @@ def call_module(cluster, tmp_path, module, args):
 def test_the_modules_refuse_bad_input_on_their_own_and_change_nothing(cluster, admin, tmp_path, module, args, message):
     # Preflight refuses these too (tests/preflight); here they reach the module itself.
     brokers = [{"node_id": n.node_id, "dc": n.dc} for n in cluster.brokers]
-    args = {"bootstrap_servers": cluster.bootstrap_servers, **args}
+    # As the roles call them: the admin certificate on the admin listener.
+    args = {"bootstrap_servers": cluster.admin_bootstrap_servers, "client_config": cluster.admin_config, **args}
     if module == "kafka_topics":
         args["brokers"] = brokers
     before = snapshot(admin, cluster)
