@@ -1,8 +1,10 @@
 """Security derived from the listeners; users and ACLs as code."""
 
+import logging
+
 import pytest
 
-from ansible_collections.stretch.kafka.plugins.module_utils import acls, security, users
+from ansible_collections.stretch.kafka.plugins.module_utils import acls, kafka_admin, security, users
 
 LISTENERS = {
     "CONTROLLER": {"port": 9093, "protocol": "SSL"},
@@ -154,3 +156,62 @@ def test_acls_are_added_and_removed_only_when_asked():
 def test_bad_acls_are_refused_by_name(item, message):
     with pytest.raises(acls.AclError, match=message):
         acls.normalize([item])
+
+
+class FakeModule:
+    """The parts of AnsibleModule that apply_changes uses; fail_json raises as the real one exits."""
+
+    def __init__(self, check_mode=False, diff=False):
+        self.check_mode, self._diff = check_mode, diff
+
+    def fail_json(self, **kwargs):
+        raise SystemExit(kwargs)
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_apply_changes_applies_only_outside_check_mode_and_shows_every_line_in_the_diff(check_mode):
+    applied = []
+    lines = ["user a: set its password (new)", "user b: remove SCRAM-SHA-256"]
+    result = kafka_admin.apply_changes(FakeModule(check_mode, diff=True), lines, lambda: applied.append(1) or [], "x")
+    assert result["changed"] is True
+    assert result["diff"]["after"] == "user a: set its password (new)\nuser b: remove SCRAM-SHA-256\n"
+    assert applied == ([] if check_mode else [1])
+
+
+def test_apply_changes_with_nothing_to_do_applies_nothing():
+    result = kafka_admin.apply_changes(FakeModule(), [], lambda: pytest.fail("applied an empty plan"), "x")
+    assert result == {"changed": False, "changes": []}
+
+
+def test_apply_changes_fails_with_what_the_cluster_refused():
+    with pytest.raises(SystemExit) as exc:
+        kafka_admin.apply_changes(
+            FakeModule(), ["acl x"], lambda: ["acl x: CLUSTER_AUTHORIZATION_FAILED"], "ACL changes"
+        )
+    failure = exc.value.args[0]
+    assert failure["msg"] == "the cluster refused ACL changes: ['acl x: CLUSTER_AUTHORIZATION_FAILED']"
+    assert failure["changed"] is True
+
+
+def refusing_client(logged):
+    """A KafkaAdminClient stand-in that times out as kafka-python 3.0 does, logging `logged` on the way."""
+    from kafka import errors
+
+    def client(**_):
+        if logged is not None:
+            logging.getLogger("kafka.net.manager").warning("Bootstrap connection to %s failed: %s", "b-0", logged)
+        raise errors.KafkaTimeoutError("Unable to bootstrap")
+
+    return client
+
+
+def test_a_refused_login_is_false_and_an_unreachable_listener_is_an_error(monkeypatch):
+    from kafka import errors
+
+    refused = errors.SaslAuthenticationFailedError("invalid credentials")
+    monkeypatch.setattr(kafka_admin, "KafkaAdminClient", refusing_client(refused))
+    assert kafka_admin.logs_in("b:9092", {}, "u", "p" * 8, "SCRAM-SHA-512") is False
+    monkeypatch.setattr(kafka_admin, "KafkaAdminClient", refusing_client(errors.KafkaConnectionError("refused")))
+    with pytest.raises(kafka_admin.AdminError, match="cannot reach b:9092 to check u's login"):
+        kafka_admin.logs_in("b:9092", {}, "u", "p" * 8, "SCRAM-SHA-512")
+    assert not [h for h in logging.getLogger("kafka").handlers if isinstance(h, kafka_admin._AuthFailures)]

@@ -12,6 +12,7 @@ DescribeClientQuotas and AlterClientQuotas requests it defines.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import time
 
@@ -199,14 +200,35 @@ def _acl(entry, kind=None):
     )
 
 
+class _AuthFailures(logging.Handler):
+    """Keeps the SASL authentication failures kafka-python logs while it bootstraps.
+
+    kafka-python 3.0 retries a refused login until its bootstrap deadline and
+    then raises only KafkaTimeoutError; the refusal itself
+    (SaslAuthenticationFailedError) reaches the caller only as an argument of
+    a logged warning.
+    """
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.failures = []
+
+    def emit(self, record):
+        args = record.args if isinstance(record.args, tuple) else ()
+        self.failures += [a for a in args if isinstance(a, kafka_errors.SaslAuthenticationFailedError)]
+
+
 def logs_in(bootstrap_servers, client_config, username, password, mechanism, timeout=10):
     """Whether username/password logs in over SASL on bootstrap_servers (the client listener).
 
-    A refused login is False; a listener that cannot be reached at all
-    raises AdminError, so a down cluster is never taken for a wrong password.
+    A login the broker refuses is False; a listener that cannot be reached,
+    or a failure that is not a refused login, raises AdminError, so a down
+    cluster is never taken for a wrong password.
     """
     config = dict(client_config or {})
     config.update(sasl_mechanism=mechanism, sasl_plain_username=username, sasl_plain_password=password)
+    watcher, kafka_log = _AuthFailures(), logging.getLogger("kafka")
+    kafka_log.addHandler(watcher)
     try:
         client = KafkaAdminClient(
             bootstrap_servers=[s.strip() for s in bootstrap_servers.split(",") if s.strip()],
@@ -215,12 +237,14 @@ def logs_in(bootstrap_servers, client_config, username, password, mechanism, tim
             bootstrap_timeout_ms=timeout * 1000,
             **config,
         )
-    except kafka_errors.AuthenticationFailedError:
+    except kafka_errors.SaslAuthenticationFailedError:
         return False
-    except Exception as exc:  # noqa: BLE001  anything else is not a verdict on the password
-        if "authentication" in str(exc).lower() or "sasl" in str(exc).lower():
+    except Exception as exc:  # noqa: BLE001  anything else is a verdict only if the broker refused the login
+        if watcher.failures:
             return False
         raise AdminError(f"cannot reach {bootstrap_servers} to check {username}'s login: {exc}") from exc
+    finally:
+        kafka_log.removeHandler(watcher)
     client.close()
     return True
 
@@ -624,6 +648,22 @@ def connect(module, timeout=30):
         except Exception as exc:  # noqa: BLE001  any connection failure is reported as such
             module.fail_json(msg=f"cannot connect to {params['bootstrap_servers']}: {exc}")
     return admin
+
+
+def apply_changes(module, lines, apply, what):
+    """The result of a reconcile whose plan is one line per change (its diff too); apply() unless in check mode.
+
+    apply() returns what the cluster refused; anything refused fails the module,
+    naming what (for example "ACL changes").
+    """
+    result = {"changed": bool(lines), "changes": lines}
+    if module._diff:  # noqa: SLF001  AnsibleModule's own diff flag
+        result["diff"] = {"before": "", "after": "".join(f"{line}\n" for line in lines)}
+    if lines and not module.check_mode:
+        failed = apply()
+        if failed:
+            module.fail_json(msg=f"the cluster refused {what}: {failed}", **result)
+    return result
 
 
 @contextlib.contextmanager

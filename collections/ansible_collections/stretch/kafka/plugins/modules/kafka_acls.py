@@ -66,14 +66,12 @@ def main():
         module.fail_json(msg=str(exc))
     with kafka_admin.session(module) as admin:
         changes = acls.plan(declared, admin.acls(), module.params["remove_undeclared"])
-        lines = acls.summary(changes)
-        result = {"changed": bool(lines), "changes": lines}
-        if module._diff:  # noqa: SLF001  AnsibleModule's own diff flag
-            result["diff"] = {"before": "", "after": "".join(f"{line}\n" for line in lines)}
-        if lines and not module.check_mode:
-            failed = admin.create_acls(changes["create"]) + admin.delete_acls(changes["delete"])
-            if failed:
-                module.fail_json(msg=f"the cluster refused ACL changes: {failed}", **result)
+        result = kafka_admin.apply_changes(
+            module,
+            acls.summary(changes),
+            lambda: admin.create_acls(changes["create"]) + admin.delete_acls(changes["delete"]),
+            "ACL changes",
+        )
     module.exit_json(**result)
 
 

@@ -16,10 +16,22 @@ description:
   - Supports check mode and diff mode.
 options:
   users:
-    description: Declared users, each C(name), C(password) and optional C(mechanism).
+    description: Declared users. Only the passwords are kept out of the output; the names show in the changes.
     type: list
     elements: dict
     default: []
+    suboptions:
+      name:
+        description: The user's name.
+        type: str
+        required: true
+      password:
+        description: The user's password (at least 8 characters).
+        type: str
+        required: true
+      mechanism:
+        description: The user's SCRAM mechanism; default I(mechanism).
+        type: str
   mechanism:
     description: The mechanism of a user that names none.
     type: str
@@ -52,7 +64,6 @@ EXAMPLES = r"""
       - {name: etl, password: "{{ vault_etl_password }}"}
   delegate_to: localhost
   run_once: true
-  no_log: true
 """
 
 RETURN = r"""
@@ -72,7 +83,17 @@ def main():
     module = AnsibleModule(
         argument_spec={
             **kafka_admin.ARGUMENT_SPEC,
-            "users": {"type": "list", "elements": "dict", "default": [], "no_log": True},
+            # Only the passwords are secret: the names stay readable in the changes reported.
+            "users": {
+                "type": "list",
+                "elements": "dict",
+                "default": [],
+                "options": {
+                    "name": {"type": "str", "required": True},
+                    "password": {"type": "str", "required": True, "no_log": True},
+                    "mechanism": {"type": "str"},
+                },
+            },
             "mechanism": {"type": "str", "default": "SCRAM-SHA-512", "choices": ["SCRAM-SHA-512", "SCRAM-SHA-256"]},
             "remove_undeclared": {"type": "bool", "default": False},
             "login_servers": {"type": "str", "required": True},
@@ -91,15 +112,13 @@ def main():
 
     with kafka_admin.session(module) as admin:
         changes = users.plan(declared, admin.scram_users(), logs_in, params["remove_undeclared"])
-        lines = users.summary(changes)
-        result = {"changed": bool(lines), "changes": lines}
-        if module._diff:  # noqa: SLF001  AnsibleModule's own diff flag
-            result["diff"] = {"before": "", "after": "".join(f"{line}\n" for line in lines)}
-        if lines and not module.check_mode:
-            upserts = {n: (declared[n]["mechanism"], declared[n]["password"]) for n in changes["set"]}
-            failed = admin.alter_scram_users(upserts, changes["delete"])
-            if failed:
-                module.fail_json(msg=f"the cluster refused user changes: {failed}", **result)
+        upserts = {n: (declared[n]["mechanism"], declared[n]["password"]) for n in changes["set"]}
+        result = kafka_admin.apply_changes(
+            module,
+            users.summary(changes),
+            lambda: admin.alter_scram_users(upserts, changes["delete"]),
+            "user changes",
+        )
     module.exit_json(**result)
 
 
