@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,16 +79,38 @@ def run(inventory, name, *args, check=False, timeout=1800, log_dir=None, env=Non
 
     inventory: a path, or a list of paths layered in order. name: a playbook
     of playbooks/, or a path ending in .yml. A run that does not finish in
-    timeout seconds raises subprocess.TimeoutExpired.
+    timeout seconds raises subprocess.TimeoutExpired. The extra variables go
+    to ansible-playbook in a file of mode 0600 (-e @file), never on its
+    command line: a test may pass a password.
     """
     sources = [inventory] if isinstance(inventory, (str, Path)) else list(inventory)
     path = name if name.endswith(".yml") else f"playbooks/{name}.yml"
     cmd = [str(ANSIBLE_PLAYBOOK), *[a for s in sources for a in ("-i", str(s))], path]
-    if extra:
-        cmd += ["-e", json.dumps(extra)]
-    cmd += [*args, *(["--check"] if check else [])]
-    started = time.monotonic()
-    proc = subprocess.run(
+    with tempfile.TemporaryDirectory() as scratch:
+        if extra:
+            extra_file = Path(scratch) / "extra-vars.json"
+            extra_file.touch(mode=0o600)
+            extra_file.write_text(json.dumps(extra))
+            cmd += ["-e", f"@{extra_file}"]
+        cmd += [*args, *(["--check"] if check else [])]
+        started = time.monotonic()
+        proc = _ansible_playbook(cmd, timeout, env)
+    seconds = round(time.monotonic() - started, 1)
+    try:
+        output = json.loads(proc.stdout[proc.stdout.index("{") :]) if "{" in proc.stdout else {}
+    except json.JSONDecodeError:
+        output = {}
+    log = ""
+    if log_dir is not None:
+        Path(log_dir).mkdir(parents=True, exist_ok=True)
+        log = str(Path(log_dir) / f"{Path(path).stem}-{int(time.time() * 1000)}.json")
+        Path(log).write_text(proc.stdout + proc.stderr)
+    tasks = [task for play in output.get("plays", []) for task in play.get("tasks", [])]
+    return Run(proc.returncode, seconds, output, proc.stderr, log, tasks)
+
+
+def _ansible_playbook(cmd, timeout, env):
+    return subprocess.run(
         cmd,
         cwd=REPO,
         capture_output=True,
@@ -103,15 +126,3 @@ def run(inventory, name, *args, check=False, timeout=1800, log_dir=None, env=Non
             **(env or {}),
         ),
     )
-    seconds = round(time.monotonic() - started, 1)
-    try:
-        output = json.loads(proc.stdout[proc.stdout.index("{") :]) if "{" in proc.stdout else {}
-    except json.JSONDecodeError:
-        output = {}
-    log = ""
-    if log_dir is not None:
-        Path(log_dir).mkdir(parents=True, exist_ok=True)
-        log = str(Path(log_dir) / f"{Path(path).stem}-{int(time.time() * 1000)}.json")
-        Path(log).write_text(proc.stdout + proc.stderr)
-    tasks = [task for play in output.get("plays", []) for task in play.get("tasks", [])]
-    return Run(proc.returncode, seconds, output, proc.stderr, log, tasks)

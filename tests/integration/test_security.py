@@ -10,9 +10,9 @@ from a listener that is simply down.
 from __future__ import annotations
 
 import datetime
+import json
 import socket
 import ssl
-import struct
 import time
 import uuid
 from pathlib import Path
@@ -40,42 +40,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.cluster import wait_until
+from tests.cluster import playbook, wait_until
+from tests.tls import context, exchange, tls_exchange
 
 NOBODY = "it-nobody"  # an authenticated user with no ACL at all
 TOPIC = "load"  # a declared topic the load user may use, and nobody else
-
-
-# -- TLS on raw sockets ---------------------------------------------------------
-def api_versions_request(correlation_id=7):
-    """A Kafka ApiVersions v0 request: every listener answers it before any authentication."""
-    client_id = b"it-security"
-    body = struct.pack(">hhih", 18, 0, correlation_id, len(client_id)) + client_id
-    return struct.pack(">i", len(body)) + body
-
-
-def exchange(sock, correlation_id=7):
-    """Send ApiVersions and return the correlation id of the answer, or None when the peer closed."""
-    sock.sendall(api_versions_request(correlation_id))
-    head = sock.recv(8)
-    if len(head) < 8:
-        return None
-    return struct.unpack(">ii", head)[1]
-
-
-def tls_exchange(address, port, context, server_hostname=None):
-    with (
-        socket.create_connection((address, port), timeout=15) as raw,
-        context.wrap_socket(raw, server_hostname=server_hostname or address) as tls,
-    ):
-        return exchange(tls)
-
-
-def context(ca_file, cert=None, key=None):
-    ctx = ssl.create_default_context(cafile=str(ca_file))
-    if cert:
-        ctx.load_cert_chain(str(cert), str(key))
-    return ctx
 
 
 def make_certificate(directory, name, common_name, issuer=None, days=(-1, 30), san=None):
@@ -351,3 +320,46 @@ def test_a_user_reaches_only_its_own_topic(cluster):
         producer.flush(30)
         outcomes[user] = results[0].code() if results and results[0] else results and "ok"
     assert outcomes == {"kafka-smoke": KafkaError.TOPIC_AUTHORIZATION_FAILED, "kafka-load": "ok"}
+
+
+# -- Rotating a SCRAM password -----------------------------------------------------
+ROTATED = "it-rotated"  # a user the test declares, rotates and removes
+
+
+def logs_in_with(cluster, name, password):
+    """True when the user logs in on the client listener with this password (a fresh client each time)."""
+    config = dict(cluster.user_configs["kafka-smoke"], **{"sasl.username": name, "sasl.password": password})
+    seen, config = errors_of(config)
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, **config})
+    try:
+        return admin.list_topics(timeout=10) is not None
+    except KafkaException:
+        admin.poll(1)
+        assert any(e.code() == KafkaError._AUTHENTICATION for e in seen), f"refused, but not for the login: {seen}"
+        return False
+
+
+def test_a_scram_password_rotates_through_the_users_playbook(cluster, tmp_path):
+    """Change the declared password, run playbooks/users.yml: the old one is refused, the new one logs in."""
+    declared = [{"name": n, "password": c["sasl.password"]} for n, c in cluster.user_configs.items()]
+    old, new = uuid.uuid4().hex, uuid.uuid4().hex
+
+    def reconcile(password):
+        run = playbook(cluster, "users", kafka_users=[*declared, {"name": ROTATED, "password": password}])
+        everything = json.dumps(run.output) + run.stderr
+        assert not [p for p in (old, new) if p in everything], "a password reached Ansible's output"
+        assert run.ok, run.log or run.text
+        return [line for _, r in run.results("Show what changed in the users") for line in r.get("msg", [])]
+
+    try:
+        assert reconcile(old) == [f"user {ROTATED}: set its password (new)"]
+        assert wait_until(lambda: logs_in_with(cluster, ROTATED, old), timeout=60, interval=1)
+        assert reconcile(new) == [f"user {ROTATED}: set its password (the declared password does not log in)"]
+        assert wait_until(lambda: logs_in_with(cluster, ROTATED, new), timeout=60, interval=1)
+        assert not logs_in_with(cluster, ROTATED, old), "the old password still logs in after the rotation"
+        assert reconcile(new) == [], "a second run changed the users again"
+    finally:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config})
+        admin.alter_user_scram_credentials([UserScramCredentialDeletion(ROTATED, ScramMechanism.SCRAM_SHA_512)])[
+            ROTATED
+        ].result()
