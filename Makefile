@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)/collections:$(CURDIR)/roles/kafka_smoke/files:$(C
 LOCAL := -i inventories/local
 
 .PHONY: demo test setup setup-python setup-testbed up converge status smoke verify drills down lint unit molecule \
-        bench bench-topics drill-restart drill-failover docs
+        bench bench-topics drill-restart drill-failover drill-rotate docs
 
 demo: setup up converge smoke
 
@@ -51,7 +51,8 @@ verify:
 
 # The drills that run in `make test`, against the running testbed.
 drills:
-	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py \
+	  tests/drills/test_rotation_drill.py::test_the_ca_rotates_under_load_without_losing_a_record
 
 down:
 	ansible-playbook $(LOCAL) testbed/down.yml
@@ -89,4 +90,9 @@ drill-restart:
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_restart_drill.py
 
 # The DC failover drill under load, against the running testbed.
-drill-failover: drills
+drill-failover:
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py
+
+# New leaves, then a new CA, each under load, against the running testbed.
+drill-rotate:
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_rotation_drill.py

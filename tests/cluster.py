@@ -20,6 +20,7 @@ from ansible.plugins.loader import init_plugin_loader
 from ansible.template import Templar
 from ansible.vars.manager import VariableManager
 from confluent_kafka.admin import NewTopic
+from kafka.admin import KafkaAdminClient
 
 from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, nodes, security
 from tests.playbook import run
@@ -113,10 +114,12 @@ class Cluster:
 
 
 def load(inventory=None):
+    """The cluster an inventory describes: a path, or a list of paths layered in order (as playbook runs take)."""
     init_plugin_loader()  # the testbed's secrets are lookups (ansible.builtin.password)
     inventory = inventory or os.environ.get("STRETCH_INVENTORY", str(REPO / "inventories/local"))
     loader = DataLoader()
-    inv = InventoryManager(loader=loader, sources=[inventory])
+    sources = [str(s) for s in inventory] if isinstance(inventory, (list, tuple)) else [str(inventory)]
+    inv = InventoryManager(loader=loader, sources=sources)
     variables = VariableManager(loader=loader, inventory=inv)
     hostvars, settings = {}, dict(CLUSTER_DEFAULTS)
     for host in inv.get_hosts():
@@ -224,6 +227,24 @@ def start_times(cluster, hosts):
         n.host: hosts[n.host].check_output("systemctl show kafka -p ExecMainStartTimestampMonotonic --value")
         for n in cluster.nodes
     }
+
+
+def quorum_leader(cluster):
+    """The inventory name of the controller that leads the quorum now."""
+    admin = KafkaAdminClient(bootstrap_servers=cluster.admin_bootstrap_servers, **cluster.admin_config)
+    try:
+        leader = admin.describe_metadata_quorum()["topics"][0]["partitions"][0]["leader_id"]
+    finally:
+        admin.close()
+    return next(c.host for c in cluster.controllers if c.node_id == leader)
+
+
+def assert_restart_order(cluster, order, leader):
+    """A whole rolling restart: every node once, the controllers first with the quorum leader last, then the brokers."""
+    controllers = len(cluster.controllers)
+    assert sorted(order) == sorted(n.host for n in cluster.nodes), f"restarted {order}"
+    assert set(order[:controllers]) == {c.host for c in cluster.controllers}, f"not controllers first: {order}"
+    assert order[controllers - 1] == leader, f"the quorum leader {leader} was not the last controller: {order}"
 
 
 def playbook(cluster, name, *args, **kwargs):

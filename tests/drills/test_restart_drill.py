@@ -13,7 +13,7 @@ import json
 import time
 
 from loadtest.background import BackgroundLoad
-from tests.cluster import REPO, playbook
+from tests.cluster import REPO, assert_restart_order, playbook, quorum_leader
 
 RESTARTS = 3
 
@@ -29,6 +29,7 @@ def test_three_rolling_restarts_under_load_lose_no_acknowledged_record(cluster, 
     load.start()
     try:
         for number in range(1, RESTARTS + 1):
+            leader = quorum_leader(cluster)
             run = playbook(
                 cluster,
                 "rolling-restart",
@@ -37,6 +38,7 @@ def test_three_rolling_restarts_under_load_lose_no_acknowledged_record(cluster, 
             )
             assert run.ok, f"rolling restart {number} failed; see {run.log}"
             gates = run.stats["kafka_restarts"]
+            assert_restart_order(cluster, [g["host"] for g in gates], leader)
             result = {
                 "wall_seconds": run.seconds,
                 "nodes": len(gates),

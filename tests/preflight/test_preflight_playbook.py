@@ -459,3 +459,44 @@ def test_a_failover_for_a_dc_the_inventory_lacks_touches_no_host(playbook, dc, t
     unreachable = [h for h, s in result.recap.items() if s.get("unreachable")]
     assert not unreachable
     assert not [p for p in result.output["plays"] if p["play"]["name"] == "Take down every node of the DC"]
+
+
+def unreachable_or_node_plays(result):
+    """Hosts that were tried (each points at a closed port), and plays that work on the nodes, that ran."""
+    unreachable = [h for h, s in result.recap.items() if s.get("unreachable")]
+    plays = [p["play"]["name"] for p in result.output.get("plays", [])]
+    return unreachable + [name for name in plays if name.startswith("Install")]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({}, "needs kafka_tls_rotate set to leaves, ca-begin, ca-reissue or ca-finish (it is none)"),
+        ({"kafka_tls_rotate": "leaves", "kafka_tls_certificates": "provided"}, "kafka_tls_certificates=provided"),
+    ],
+    ids=["no-step", "provided-certificates"],
+)
+def test_a_rotation_without_a_step_or_with_provided_certificates_is_refused(extra, message, tmp_path):
+    inv = base_inventory()
+    inv["all"]["vars"].update(extra)
+    rc, out, result = run("rotate-certificates.yml", inv, tmp_path)
+    assert rc != 0, out
+    assert message in out, out
+    assert not unreachable_or_node_plays(result)
+
+
+@pytest.mark.parametrize(
+    ("phase", "step"),
+    [(None, "ca-reissue"), ("begun", "ca-finish"), ("reissued", "ca-begin")],
+    ids=["reissue-before-begin", "finish-before-reissue", "begin-during-rotation"],
+)
+def test_a_ca_rotation_step_out_of_order_is_refused_before_any_node_is_touched(phase, step, tmp_path):
+    pki = tmp_path / "pki"
+    pki.mkdir(mode=0o700)
+    if phase:
+        (pki / "rotation").write_text(f"{phase}\n")
+    rc, out, result = run("rotate-certificates.yml", base_inventory(), tmp_path, "-e", f"kafka_tls_rotate={step}")
+    assert rc != 0, out
+    assert f"kafka_tls_rotate={step} cannot follow the CA rotation's current step ({phase or 'none'})" in out, out
+    assert not unreachable_or_node_plays(result)
+    assert not (pki / "next-ca.crt").exists(), "a refused step made a CA"
