@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)/collections:$(CURDIR)/roles/kafka_smoke/files:$(C
 LOCAL := -i inventories/local
 
 .PHONY: demo test setup setup-python setup-testbed up converge status smoke verify drills down lint unit molecule \
-        bench bench-topics drill-restart drill-failover drill-rotate docs
+        bench bench-tls bench-topics drill-restart drill-failover drill-rotate docs
 
 demo: setup up converge smoke
 
@@ -80,6 +80,11 @@ docs:
 # Recreates the testbed.
 bench: setup
 	python scripts/bench.py
+
+# The cost of TLS + SCRAM + ACLs against PLAINTEXT on the same testbed, as
+# ratios measured in one run. Recreates the testbed twice.
+bench-tls: setup
+	python scripts/bench_tls.py
 
 # Topics and quotas figures against the running testbed (make up converge).
 bench-topics:
