@@ -5,7 +5,7 @@ acknowledged record lost, are the drills' (tests/drills: the CA rotation in
 `make test`, three restarts in a row in `make drill-restart`).
 """
 
-from tests.cluster import playbook, quorum_leader, start_times
+from tests.cluster import playbook, quorum_leader, start_times, wait_until
 
 
 def restarted(before, after):
@@ -50,3 +50,12 @@ def test_a_gate_that_does_not_pass_stops_the_restart_before_the_node_goes_down(c
             hosts[broker.host].run("systemctl start kafka")
     healthy = playbook(cluster, "status")
     assert healthy.returncode == 0, healthy.text[-3000:]
+    # Give leadership back to the preferred replicas, as a finished restart
+    # does: with dc2 down, every leader moved to dc1, and later tests (the
+    # smoke test's control read) expect leaders in both DCs.
+    admin = cluster.admin()
+    try:
+        balanced = wait_until(lambda: not admin.elect_preferred_everywhere()[1] and not admin.not_preferred(), 120, 3)
+        assert balanced, f"partitions still led by another replica: {admin.not_preferred()}"
+    finally:
+        admin.close()

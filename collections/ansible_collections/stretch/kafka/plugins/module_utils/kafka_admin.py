@@ -201,7 +201,7 @@ def _acl(entry, kind=None):
 
 
 class _AuthFailures(logging.Handler):
-    """Keeps the SASL authentication failures kafka-python logs while it bootstraps.
+    """Keeps the SASL authentication failures kafka-python logs while it bootstraps, and its warnings.
 
     kafka-python 3.0 retries a refused login until its bootstrap deadline and
     then raises only KafkaTimeoutError; the refusal itself
@@ -210,23 +210,17 @@ class _AuthFailures(logging.Handler):
     """
 
     def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.failures = []
+        super().__init__(logging.WARNING)
+        self.failures, self.warnings = [], []
 
     def emit(self, record):
         args = record.args if isinstance(record.args, tuple) else ()
         self.failures += [a for a in args if isinstance(a, kafka_errors.SaslAuthenticationFailedError)]
+        self.warnings.append(record.getMessage())
 
 
-def logs_in(bootstrap_servers, client_config, username, password, mechanism, timeout=10):
-    """Whether username/password logs in over SASL on bootstrap_servers (the client listener).
-
-    A login the broker refuses is False; a listener that cannot be reached,
-    or a failure that is not a refused login, raises AdminError, so a down
-    cluster is never taken for a wrong password.
-    """
-    config = dict(client_config or {})
-    config.update(sasl_mechanism=mechanism, sasl_plain_username=username, sasl_plain_password=password)
+def _login(bootstrap_servers, config, timeout):
+    """None when the login succeeds, else (whether the broker refused it, what went wrong)."""
     watcher, kafka_log = _AuthFailures(), logging.getLogger("kafka")
     kafka_log.addHandler(watcher)
     try:
@@ -237,16 +231,33 @@ def logs_in(bootstrap_servers, client_config, username, password, mechanism, tim
             bootstrap_timeout_ms=timeout * 1000,
             **config,
         )
-    except kafka_errors.SaslAuthenticationFailedError:
-        return False
+    except kafka_errors.SaslAuthenticationFailedError as exc:
+        return True, str(exc)
     except Exception as exc:  # noqa: BLE001  anything else is a verdict only if the broker refused the login
-        if watcher.failures:
-            return False
-        raise AdminError(f"cannot reach {bootstrap_servers} to check {username}'s login: {exc}") from exc
+        return bool(watcher.failures), "; ".join([f"{type(exc).__name__}: {exc}", *watcher.warnings[-3:]])
     finally:
         kafka_log.removeHandler(watcher)
     client.close()
-    return True
+    return None
+
+
+def logs_in(bootstrap_servers, client_config, username, password, mechanism, timeout=10, attempts=2):
+    """Whether username/password logs in over SASL on bootstrap_servers (the client listener).
+
+    A login the broker refuses is False. A failure that is not a refused
+    login is tried again, then raises AdminError with what kafka-python
+    reported, so a down cluster is never taken for a wrong password.
+    """
+    config = dict(client_config or {})
+    config.update(sasl_mechanism=mechanism, sasl_plain_username=username, sasl_plain_password=password)
+    for _ in range(attempts):
+        failed = _login(bootstrap_servers, config, timeout)
+        if failed is None:
+            return True
+        refused, why = failed
+        if refused:
+            return False
+    raise AdminError(f"cannot reach {bootstrap_servers} to check {username}'s login: {why}")
 
 
 def _resource(kind, name, change=None):
