@@ -277,8 +277,9 @@ def test_client_quotas_are_in_effect_and_reconciled_idempotently(cluster):
         assert client.quotas()[(("client-id", "it-throttled"),)] == {"producer_byte_rate": 20480.0}
     finally:
         client.close()
-    time.sleep(2)  # the quota reaches every broker's metadata
-    assert produced_throttle_ms(cluster, "it-throttled") > 0, "the brokers did not throttle the quota's client"
+    # The quota reaches every broker's metadata in a moment, later on a busy machine: produce until it bites.
+    throttled = wait_until(lambda: produced_throttle_ms(cluster, "it-throttled") > 0, timeout=60, interval=1)
+    assert throttled, "the brokers did not throttle the quota's client in 60 s"
     assert produced_throttle_ms(cluster, "it-unthrottled") == 0
 
 
