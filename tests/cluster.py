@@ -229,13 +229,18 @@ def start_times(cluster, hosts):
     }
 
 
-def quorum_leader(cluster):
-    """The inventory name of the controller that leads the quorum now."""
+def quorum_leader_id(cluster):
+    """The node id of the controller that leads the quorum now (kafka-python's DescribeQuorum through a broker)."""
     admin = KafkaAdminClient(bootstrap_servers=cluster.admin_bootstrap_servers, **cluster.admin_config)
     try:
-        leader = admin.describe_metadata_quorum()["topics"][0]["partitions"][0]["leader_id"]
+        return admin.describe_metadata_quorum()["topics"][0]["partitions"][0]["leader_id"]
     finally:
         admin.close()
+
+
+def quorum_leader(cluster):
+    """The inventory name of the controller that leads the quorum now."""
+    leader = quorum_leader_id(cluster)
     return next(c.host for c in cluster.controllers if c.node_id == leader)
 
 

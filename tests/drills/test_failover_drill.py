@@ -28,11 +28,9 @@ import re
 import subprocess
 import time
 
-from kafka.admin import KafkaAdminClient
-
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from loadtest.background import BackgroundLoad
-from tests.cluster import REPO, playbook
+from tests.cluster import REPO, playbook, quorum_leader_id
 
 REPORTS = REPO / "reports"
 
@@ -66,12 +64,7 @@ class Drill:
         return int(out) / 1e6
 
     def quorum_leader(self):
-        # kafka-python's own DescribeQuorum through a live broker.
-        admin = KafkaAdminClient(bootstrap_servers=self.cluster.admin_bootstrap_servers, **self.cluster.admin_config)
-        try:
-            return admin.describe_metadata_quorum()["topics"][0]["partitions"][0]["leader_id"]
-        finally:
-            admin.close()
+        return quorum_leader_id(self.cluster)
 
     def cluster_min_isr(self):
         """The cluster-wide min.insync.replicas, as Kafka's own kafka-configs reports it."""
