@@ -266,6 +266,9 @@ def test_the_report_says_unknown_for_what_could_not_be_read():
     snap["brokers"] = None
     assert report(snap, RECORDS)[0].endswith("brokers unknown")
     assert report(snap, RECORDS)[4].split()[-1] == "unknown"
+    snap["quorum"] = None  # not "not a voter": nobody could say
+    assert report(snap, RECORDS)[0] == "cluster abc: quorum unknown, brokers unknown"
+    assert report(snap, RECORDS)[2].split()[-2:] == ["quorum", "unknown"]
 
 
 CONTROLLERS = [

@@ -285,13 +285,18 @@ def report(snapshot, records):
     records: the node records (module_utils/nodes.py). Parts of the snapshot
     that could not be read show as unknown.
     """
+    known = snapshot.get("quorum") is not None
     quorum = snapshot.get("quorum") or {"leader": -1, "epoch": -1, "voters": {}, "observers": {}}
     brokers = snapshot.get("brokers")
     voters = quorum["voters"]
     end = voters.get(quorum["leader"])
     lines = [
-        f"cluster {snapshot.get('cluster_id') or '?'}: leader {quorum['leader']} (epoch {quorum.get('epoch', -1)}), "
-        f"{len(voters)} voters, "
+        f"cluster {snapshot.get('cluster_id') or '?'}: "
+        + (
+            f"leader {quorum['leader']} (epoch {quorum.get('epoch', -1)}), {len(voters)} voters, "
+            if known
+            else "quorum unknown, "
+        )
         + (f"{len(brokers)} brokers registered" if brokers is not None else "brokers unknown"),
         f"{'node':>6}  {'host':<24} {'DC':<10} {'role':<11} state",
     ]
@@ -299,7 +304,9 @@ def report(snapshot, records):
         node = int(record["node_id"])
         states = []
         if "controller" in record["roles"]:
-            if node in voters:
+            if not known:
+                states.append("quorum unknown")
+            elif node in voters:
                 role = "leader" if node == quorum["leader"] else "follower"
                 lag = end - voters[node] if end is not None else "?"
                 states.append(f"{role}, lag {lag}")
