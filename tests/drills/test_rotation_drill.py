@@ -1,4 +1,4 @@
-"""Certificate rotation under load (`make drill-rotate`; the CA rotation is part of `make test`).
+"""Certificate rotation under load (`make drill-rotate`, about 20 minutes).
 
 Against the running testbed, with the load harness writing (acks=all,
 idempotent) and reading as each broker DC, playbooks/rotate-certificates.yml
@@ -7,7 +7,7 @@ gates (controllers first, the quorum leader last, then the brokers).
 
 - leaves (`make drill-rotate`): every node's and the admin's key and
   certificate made again, same CA; each node then presents a new certificate.
-- the CA (`make test` too), in three steps: ca-begin (a new CA, trusted
+- the CA, in three steps: ca-begin (a new CA, trusted
   beside the current one), ca-reissue (every certificate signed by the new
   CA), ca-finish (the old CA trusted no more). Clients trust what they
   trusted when they started, as real ones do: the first load trusts only the
@@ -24,16 +24,14 @@ reports/rotation-drill.json.
 
 from __future__ import annotations
 
-import json
 import shutil
 import ssl
-import time
 from pathlib import Path
 
 import pytest
 
-from loadtest.background import BackgroundLoad
 from tests.cluster import REPO, assert_restart_order, playbook, quorum_leader
+from tests.drills.load import Load, recorded
 from tests.tls import context, peer_certificate, tls_exchange
 
 REPORTS = REPO / "reports"
@@ -54,14 +52,9 @@ def pki(cluster, tmp_path):
 
 @pytest.fixture
 def figures():
-    """What the drill measured, merged into reports/rotation-drill.json by test."""
-    REPORTS.mkdir(exist_ok=True)
-    path, found = REPORTS / "rotation-drill.json", {"steps": [], "loads": {}}
-    yield found
-    previous = json.loads(path.read_text()) if path.exists() else {}
-    previous.update({step["step"]: step for step in found["steps"]})
-    previous.update({f"load through {label}": report for label, report in found["loads"].items()})
-    path.write_text(json.dumps(previous, indent=2) + "\n")
+    """What the drill measured, merged into reports/rotation-drill.json by step."""
+    with recorded(REPORTS / "rotation-drill.json") as found:
+        yield found
 
 
 def presented(cluster, ca, admin):
@@ -80,38 +73,6 @@ def rotate(cluster, step, figures):
     figures["steps"].append({"step": step, "wall_seconds": run.seconds, "restarted": order})
     print(f"rotation {step}: {run.seconds} s, restarted {', '.join(order)}", flush=True)
     assert_restart_order(cluster, order, leader)
-
-
-class Load:
-    """The load harness through some steps; its client trusts trusted.pem as it is when the load starts."""
-
-    def __init__(self, cluster, workdir, label, figures):
-        self.label, self.figures = label, figures
-        Path(workdir).mkdir()
-        self.load = BackgroundLoad(
-            cluster.bootstrap_servers, cluster.dcs, rate=200, workdir=workdir, duration=3600,
-            client_config_file=cluster.client_config_file(workdir, "kafka-load"),
-        )  # fmt: skip
-
-    def __enter__(self):
-        self.load.start()
-        return self
-
-    def __exit__(self, *exc):
-        time.sleep(5)  # some load after the last restart too
-        self.load.stop()
-        report = self.load.report()
-        self.figures["loads"][self.label] = report
-        print(
-            f"load through {self.label}: {report['acknowledged']} acknowledged, lost {report['lost']}, reordered "
-            f"{report['reordered']}, produce errors {report['produce_errors']}, latency p99 "
-            f"{report['latency_p99_ms']} ms, longest stall {report['longest_stall_seconds']} s",
-            flush=True,
-        )
-        if exc[0] is None:
-            assert report["acknowledged"] > 0
-            assert report["lost"] == 0, report["dcs"]
-            assert report["reordered"] == 0, report["dcs"]
 
 
 def test_the_leaves_rotate_under_load_without_losing_a_record(cluster, pki, figures, tmp_path):

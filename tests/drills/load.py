@@ -1,0 +1,60 @@
+"""The load a drill runs through its operations: what it acknowledged, and the proof nothing was lost."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from pathlib import Path
+
+from loadtest.background import BackgroundLoad
+
+
+class Load:
+    """The load harness (acks=all, idempotent, 200 records/s, read as each broker DC) through a block of a drill.
+
+    Its client trusts trusted.pem as it is when the load starts. On leaving
+    the block without an error, the load must have acknowledged records and
+    lost or reordered none; its report goes into figures["loads"][label].
+    """
+
+    def __init__(self, cluster, workdir, label, figures):
+        self.label, self.figures = label, figures
+        Path(workdir).mkdir()
+        self.load = BackgroundLoad(
+            cluster.bootstrap_servers, cluster.dcs, rate=200, workdir=workdir, duration=3600,
+            client_config_file=cluster.client_config_file(workdir, "kafka-load"),
+        )  # fmt: skip
+
+    def __enter__(self):
+        self.load.start()
+        return self
+
+    def __exit__(self, *exc):
+        time.sleep(5)  # some load after the last operation too
+        self.load.stop()
+        report = self.load.report()
+        self.figures["loads"][self.label] = report
+        print(
+            f"load through {self.label}: {report['acknowledged']} acknowledged, lost {report['lost']}, reordered "
+            f"{report['reordered']}, produce errors {report['produce_errors']}, latency p99 "
+            f"{report['latency_p99_ms']} ms, longest stall {report['longest_stall_seconds']} s",
+            flush=True,
+        )
+        if exc[0] is None:
+            assert report["acknowledged"] > 0
+            assert report["lost"] == 0, report["dcs"]
+            assert report["reordered"] == 0, report["dcs"]
+
+
+@contextlib.contextmanager
+def recorded(path):
+    """What a drill measures, {"steps": [{"step", ...}], "loads": {label: report}}, merged into the JSON file path."""
+    path = Path(path)
+    path.parent.mkdir(exist_ok=True)
+    found = {"steps": [], "loads": {}}
+    yield found
+    previous = json.loads(path.read_text()) if path.exists() else {}
+    previous.update({step["step"]: step for step in found["steps"]})
+    previous.update({f"load through {label}": report for label, report in found["loads"].items()})
+    path.write_text(json.dumps(previous, indent=2) + "\n")
