@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)/collections:$(CURDIR)/roles/kafka_smoke/files:$(C
 LOCAL := -i inventories/local
 
 .PHONY: demo test setup setup-python setup-testbed up converge status smoke verify drills down lint unit molecule \
-        bench bench-tls bench-topics drill-restart drill-failover drill-rotate docs
+        bench bench-tls bench-topics drill-restart drill-failover drill-rotate drill-quorum drill-brokers drill-upgrade docs
 
 demo: setup up converge smoke
 
@@ -51,8 +51,7 @@ verify:
 
 # The drills that run in `make test`, against the running testbed.
 drills:
-	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py \
-	  tests/drills/test_rotation_drill.py::test_the_ca_rotates_under_load_without_losing_a_record
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py tests/drills/test_quorum_drill.py
 
 down:
 	ansible-playbook $(LOCAL) testbed/down.yml
@@ -98,6 +97,26 @@ drill-restart:
 drill-failover:
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py
 
-# New leaves, then a new CA, each under load, against the running testbed.
+# New leaves, then a new CA, each under load, against the running testbed
+# (about 20 minutes: every step restarts every node).
 drill-rotate:
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_rotation_drill.py
+
+# Refused voter changes, then a lost tiebreaker and a wiped controller
+# replaced under load, against the running testbed (it rebuilds dc3-controller).
+drill-quorum:
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_quorum_drill.py
+
+# A retirement refused, then a third dc1 broker added (site.yml) and retired
+# (brokers.yml) under load, against the running testbed.
+drill-brokers:
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_broker_drill.py
+
+# Kafka 4.2.0 -> 4.3.1 under load: roll, roll back, roll, finalize, refuse the
+# rollback. Recreates the testbed at 4.2.0 (its archive from Maven Central).
+drill-upgrade: setup
+	testbed/build-kafka-archive.sh 4.2.0
+	ansible-playbook $(LOCAL) testbed/down.yml
+	ansible-playbook $(LOCAL) testbed/up.yml
+	ansible-playbook $(LOCAL) playbooks/site.yml -e kafka_node_version=4.2.0
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_upgrade_drill.py

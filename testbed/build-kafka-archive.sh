@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Assembles the pinned Kafka version from Maven Central into an archive with
 # the Apache binary tarball's layout (kafka_<scala>-<version>/libs/*.jar), for
-# the testbed and CI. The version is the one the kafka role pins.
+# the testbed and CI. The version is the one the kafka role pins, or the one
+# given (testbed/build-kafka-archive.sh 4.2.0, for the upgrade drill).
 # The archive is reproducible: the same jars give the same bytes.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 defaults=../roles/kafka_node/defaults/main.yml
-version=$(sed -n 's/^kafka_node_version: "\(.*\)"$/\1/p' "$defaults")
+version=${1:-$(sed -n 's/^kafka_node_version: "\(.*\)"$/\1/p' "$defaults")}
 scala=$(sed -n 's/^kafka_node_scala_version: "\(.*\)"$/\1/p' "$defaults")
 name="kafka_${scala}-${version}"
 archive="dist/${name}.tgz"

@@ -298,3 +298,18 @@ def test_an_unknown_dc_or_host_is_refused_by_name():
         restart_order(CONTROLLERS, BROKERS, 1, dcs=["dc9"])
     with pytest.raises(GateError, match=r"host\(s\) \['b99'\] not in kafka_controllers or kafka_brokers"):
         restart_order(CONTROLLERS, BROKERS, 1, hosts=["b99"])
+
+
+def test_a_voter_whose_node_came_back_with_new_storage_is_named_with_the_way_out():
+    wiped = snapshot(voters={1: 50, 2: 50, 3: 10})
+    wiped["quorum"]["replicas"] = {
+        "voters": [{"id": v, "directory_id": f"dir{v}", "log_end_offset": e} for v, e in ((1, 50), (2, 50), (3, 10))],
+        "observers": [{"id": 3, "directory_id": "fresh", "log_end_offset": 50}],
+    }
+    assert gate("quorum_ready", wiped) == [
+        "voter 3 is 40 records behind the leader: controller 3 runs with new storage (directory fresh) as an "
+        "observer, its disk wiped or its host rebuilt; give the voter its new key with "
+        "playbooks/controllers.yml -e kafka_ops_quorum_action=replace"
+    ]
+    wiped["quorum"]["replicas"]["observers"] = []
+    assert gate("quorum_ready", wiped) == ["voter 3 is 40 records behind the leader"]

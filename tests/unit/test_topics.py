@@ -133,3 +133,44 @@ def test_the_summary_names_each_change():
     assert lines[0].startswith("create new: 1 partitions")
     assert "configs orders: set {}, remove ['segment.ms']" in lines
     assert "partitions orders: 2 -> 3" in lines
+
+
+def test_retiring_a_broker_is_refused_when_its_dc_or_a_topic_would_no_longer_fit():
+    from ansible_collections.stretch.kafka.plugins.module_utils.topics import normalize, retire_refusals
+
+    two_two = [{"node_id": 101, "dc": "dc1"}, {"node_id": 102, "dc": "dc1"},
+               {"node_id": 201, "dc": "dc2"}, {"node_id": 202, "dc": "dc2"}]  # fmt: skip
+    declared = normalize([{"name": "orders", "partitions": 3}], 4)
+    assert retire_refusals(declared, two_two, 102) == [
+        "without broker 102: DC dc1 has 1 broker(s); each DC needs at least 2"
+    ]
+    three_two = [*two_two, {"node_id": 103, "dc": "dc1"}]
+    assert retire_refusals(declared, three_two, 103) == []
+    assert retire_refusals(declared, three_two, 101) == []
+    wide = normalize([{"name": "wide", "partitions": 1, "replication_factor": 5}], 4)
+    assert retire_refusals(wide, three_two, 101) == [
+        "without broker 101: replication factor 5 is larger than the 4 brokers (topics wide)"
+    ]
+    assert retire_refusals(declared, three_two, 7) == ["broker 7 is not one of the inventory's brokers"]
+    one_dc = [{"node_id": 101, "dc": "dc1"}, {"node_id": 102, "dc": "dc1"}, {"node_id": 201, "dc": "dc2"}]
+    assert retire_refusals(declared, one_dc, 201) == [
+        "without broker 201: placement needs exactly 2 broker DCs, got 1: ['dc1']"
+    ]
+
+
+def test_a_broker_is_drained_when_it_holds_no_replica_and_nothing_is_short():
+    from ansible_collections.stretch.kafka.plugins.module_utils.gates import check
+
+    FOUR = [101, 102, 201, 202]  # noqa: N806  a constant of this test
+    snap = {
+        "partitions": [
+            {"topic": "t", "partition": 0, "leader": 101, "replicas": FOUR, "isr": FOUR},
+            {"topic": "t", "partition": 1, "leader": 201, "replicas": [201, 202, 101, 102], "isr": [201, 202, 101]},
+        ],
+        "min_isr": {"t": 2}, "errors": [], "quorum": None, "brokers": None,
+    }  # fmt: skip
+    assert check("broker_drained", snap, {}, 103) == ["1 under-replicated partition(s): t-1"]
+    assert check("broker_drained", snap, {}, 102) == [
+        "2 partition(s) with a replica on broker 102: t-0, t-1",
+        "1 under-replicated partition(s): t-1",
+    ]

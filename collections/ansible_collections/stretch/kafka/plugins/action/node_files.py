@@ -32,14 +32,14 @@ class ActionModule(ActionBase):
         files, contents = [], []
         for entry in self._task.args.get("files") or []:
             entry = dict(entry)
-            src = entry.pop("src", None)
+            src, extra = entry.pop("src", None), entry.pop("vars", None) or {}
             if src is not None:
                 try:
                     path = self._find_needle("templates", src)
                 except Exception as exc:  # noqa: BLE001  reported as the task's failure
                     raise AnsibleActionFail(f"node_files: template {src} not found: {exc}") from exc
                 text = trust_as_template(self._loader.get_text_file_contents(path))
-                templar = self._templar.copy_with_new_env(available_variables=task_vars)
+                templar = self._templar.copy_with_new_env(available_variables={**task_vars, **extra})
                 contents.append(templar.template(text, escape_backslashes=False) or "")
             elif "content" in entry:
                 contents.append(str(entry.pop("content")))

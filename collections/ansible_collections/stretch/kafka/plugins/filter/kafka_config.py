@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.stretch.kafka.plugins.module_utils import certificates, nodes, properties, security
+from ansible_collections.stretch.kafka.plugins.module_utils import (
+    certificates,
+    features,
+    nodes,
+    properties,
+    security,
+    topics,
+)
 
 
 def _guard(func):
@@ -23,10 +30,30 @@ def node_records(groups, hostvars, controllers_group, brokers_group, listeners, 
     return nodes.node_records(groups, hostvars, controllers_group, brokers_group, listeners, controller_listener)
 
 
+def retire_refusals(declared, brokers, node_id, default_replication_factor):
+    """Why the broker cannot be retired, from the declared topics (as written) and the inventory's brokers."""
+    return topics.retire_refusals(topics.normalize(declared, default_replication_factor), brokers, node_id)
+
+
+def features_plan(described, mapping, held):
+    """{"updates": ["name=level"], "notes": [...]}: the features to raise, from kafka-features' own texts."""
+    levels, release = features.parse_mapping(mapping)
+    updates, notes = features.finalize_plan(features.parse_describe(described), levels, release, held)
+    return {"updates": updates, "notes": notes}
+
+
+def downgrade_refusal(described, version):
+    """Why release version may not run the cluster kafka-features describe printed ('' when it may)."""
+    return features.downgrade_refusal(features.parse_describe(described), version)
+
+
 class FilterModule:
     def filters(self):
         return {
             "node_records": _guard(node_records),
+            "retire_refusals": _guard(retire_refusals),
+            "features_plan": _guard(features_plan),
+            "downgrade_refusal": _guard(downgrade_refusal),
             "with_role": _guard(nodes.with_role),
             "bootstrap": _guard(nodes.bootstrap),
             "server_properties": _guard(properties.server_properties),

@@ -7,7 +7,9 @@ A snapshot is plain data, read over Kafka's admin protocol (kafka_admin.Admin.sn
      "min_isr":    {topic: n},
      "brokers":    {node_id: {"dc", "fenced"}},                      registered brokers
      "quorum":     {"leader": id or -1, "epoch": n, "voters": {id: log end offset},
-                    "observers": {id: log end offset}},
+                    "observers": {id: log end offset},
+                    "replicas": {"voters": [...], "observers": [...]}},   with directory ids
+                                                                          (module_utils/quorum.py)
      "errors":     [what could not be read]}
 
 A part the gate does not need may be left out (None). What the inventory
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import time
 
-NODE_GATES = ("broker_down_safe", "broker_back", "controller_down_safe", "controller_back")
+NODE_GATES = ("broker_down_safe", "broker_back", "broker_drained", "controller_down_safe", "controller_back")
 CLUSTER_GATES = ("quorum_ready", "cluster_ready", "cluster_healthy")
 GATES = NODE_GATES + CLUSTER_GATES
 # The parts of a snapshot each gate reads; the others need not be fetched.
@@ -37,6 +39,7 @@ NEEDS = {
     "controller_down_safe": ("quorum",),
     "controller_back": ("quorum",),
     "cluster_ready": ("quorum", "brokers"),
+    "broker_drained": ("partitions",),
 }
 EVERYTHING = ("quorum", "brokers", "partitions")
 
@@ -128,9 +131,23 @@ def _quorum_led(snapshot):
     return [] if leader is not None and leader >= 0 else ["the quorum has no leader"]
 
 
+def _rebuilt(snapshot, voter):
+    """Why a voter does not advance, when its node came back with new storage (an observer with its id)."""
+    replicas = snapshot["quorum"].get("replicas") or {}
+    voting = {r["id"]: r["directory_id"] for r in replicas.get("voters") or ()}
+    for observer in replicas.get("observers") or ():
+        if observer["id"] == voter and observer["directory_id"] != voting.get(voter):
+            return (
+                f": controller {voter} runs with new storage (directory {observer['directory_id']}) as an "
+                "observer, its disk wiped or its host rebuilt; give the voter its new key with "
+                "playbooks/controllers.yml -e kafka_ops_quorum_action=replace"
+            )
+    return ""
+
+
 def _lagging(snapshot, max_lag, exclude=()):
     return [
-        f"voter {v} is {lag} records behind the leader"
+        f"voter {v} is {lag} records behind the leader{_rebuilt(snapshot, v)}"
         for v, lag in quorum_lag(snapshot, exclude).items()
         if lag > max_lag
     ]
@@ -206,6 +223,16 @@ def broker_back(snapshot, expected, node, max_lag=0):
     return (
         broker_problems(snapshot, expected, only=node)
         + _partitions(f"partition(s) without broker {node} in the ISR", out_of_isr(snapshot, node))
+        + _partitions("under-replicated partition(s)", under_replicated(snapshot))
+    )
+
+
+def broker_drained(snapshot, expected, node, max_lag=0):
+    """Before a broker is retired: it holds no replica of any partition (so it leads none), nothing is short."""
+    held = [_label(p) for p in snapshot["partitions"] if node in p["replicas"] or p["leader"] == node]
+    return (
+        _partitions(f"partition(s) with a replica on broker {node}", held)
+        + _partitions("offline partition(s)", offline(snapshot))
         + _partitions("under-replicated partition(s)", under_replicated(snapshot))
     )
 

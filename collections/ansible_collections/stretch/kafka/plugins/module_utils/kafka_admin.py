@@ -11,10 +11,12 @@ DescribeClientQuotas and AlterClientQuotas requests it defines.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import logging
 import re
 import time
+import uuid
 
 try:
     from kafka import TopicPartition
@@ -171,6 +173,46 @@ class _ControllerClient:
         finally:
             net.close()
         raise AdminError("no controller answered as the quorum's leader: " + "; ".join(answers))
+
+
+def kafka_uuid(value):
+    """A directory id as Kafka prints it (base64url, no padding); '' for none (Uuid.ZERO) or a missing one."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        value = uuid.UUID(value)
+    if value.int == 0:
+        return ""
+    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
+
+
+def quorum_state(state):
+    """One DescribeQuorum partition reply (as a dict) in the shape of the gates and module_utils/quorum.py.
+
+    The voters and observers are kept by id (what the gates judge) and as
+    replica keys with their directory ids (what a voter change needs); a
+    reply from before KIP-853 carries no directory ids, which reads as "".
+    """
+
+    def replicas(kind):
+        return [
+            {
+                "id": r["replica_id"],
+                "directory_id": kafka_uuid(r.get("replica_directory_id")),
+                "log_end_offset": r["log_end_offset"],
+            }
+            for r in state.get(kind) or []
+        ]
+
+    voters, observers = replicas("current_voters"), replicas("observers")
+    return {
+        "leader": state["leader_id"],
+        "epoch": state["leader_epoch"],
+        "high_watermark": state.get("high_watermark", -1),
+        "voters": {r["id"]: r["log_end_offset"] for r in voters},
+        "observers": {r["id"]: r["log_end_offset"] for r in observers},
+        "replicas": {"voters": voters, "observers": observers},
+    }
 
 
 def _entry(acl):
@@ -425,12 +467,7 @@ class Admin:
             state = self.client.describe_metadata_quorum()["topics"][0]["partitions"][0]
             if state.get("error"):
                 raise AdminError(f"DescribeQuorum: {state['error']}")
-        return {
-            "leader": state["leader_id"],
-            "epoch": state["leader_epoch"],
-            "voters": {v["replica_id"]: v["log_end_offset"] for v in state["current_voters"]},
-            "observers": {o["replica_id"]: o["log_end_offset"] for o in state.get("observers") or []},
-        }
+        return quorum_state(state)
 
     def cluster_configs(self):
         """{key: value} of the cluster-wide dynamic broker configs (the default broker resource)."""

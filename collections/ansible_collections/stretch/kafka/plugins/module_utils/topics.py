@@ -196,6 +196,35 @@ def check_brokers(declared, registered):
     return problems
 
 
+def retire_refusals(declared, brokers, node_id):
+    """Why broker node_id cannot be retired: it is not an inventory broker, or the brokers left cannot
+    hold the declared topics by the placement rules (two brokers per DC at least, RF within the brokers).
+
+    declared: normalize()'s result; brokers: the inventory's broker records.
+    """
+    node_id = int(node_id)
+    if node_id not in {int(b["node_id"]) for b in brokers}:
+        return [f"broker {node_id} is not one of the inventory's brokers"]
+    by_dc = {}
+    for broker in brokers:
+        by_dc.setdefault(broker["dc"], [])
+        if int(broker["node_id"]) != node_id:
+            by_dc[broker["dc"]].append(int(broker["node_id"]))
+    by_dc = {dc: ids for dc, ids in by_dc.items() if ids}
+    problems = []
+    for rf in sorted({t["replication_factor"] for t in declared.values()} or {2 * placement.MIN_PER_DC}):
+        try:
+            placement.check_shape(by_dc, rf)
+        except placement.PlacementError as exc:
+            names = sorted(n for n, t in declared.items() if t["replication_factor"] == rf)
+            problem = f"without broker {node_id}: {exc}"
+            if names and "replication factor" in str(exc):
+                problem += f" (topics {', '.join(names[:5])})"
+            if problem not in problems:
+                problems.append(problem)
+    return problems
+
+
 def state_of(current, changes):
     """before/after text of the topics a plan touches, for diff mode."""
     before, after = [], []

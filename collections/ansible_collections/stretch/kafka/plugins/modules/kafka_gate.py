@@ -21,7 +21,7 @@ options:
     description: The gate to check.
     type: str
     required: true
-    choices: [broker_down_safe, broker_back, controller_down_safe, controller_back,
+    choices: [broker_down_safe, broker_back, broker_drained, controller_down_safe, controller_back,
               quorum_ready, cluster_ready, cluster_healthy]
   node_id:
     description: The node being restarted (the node gates).

@@ -7,7 +7,9 @@ DOCUMENTATION = r"""
 module: node_files
 short_description: Lay down directories and files on a node in one round trip
 description:
-  - The module half of the node_files action, which renders the templates on the controller.
+  - The module half of the node_files action, which renders the templates on the controller
+    (a file given as C(src), a template, with the task's variables and its own C(vars)) or takes
+    a file's C(content) as given.
     Ensures each directory, then writes each file whose content differs (atomically, through a
     temporary file in the same directory) and sets owner, group and mode where they differ.
   - Supports check mode and diff mode.

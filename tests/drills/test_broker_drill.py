@@ -1,0 +1,113 @@
+"""A broker added and retired under load (part of `make test`; alone: `make drill-brokers`).
+
+Against the running testbed, with the load harness writing (acks=all,
+idempotent) and reading as each broker DC:
+
+- refused before any host is touched: retiring a broker of the 2+2 testbed
+  (its DC would keep one broker);
+- added: a third dc1 broker (tests/drills/inventory/spare-broker.yml) gets its
+  container, and site.yml installs and starts it; the topics run moves its
+  share of replicas onto it and nothing else, under the throttle, and elects
+  the preferred leaders;
+- retired: playbooks/brokers.yml drains it (every topic, internal ones too),
+  stops it and unregisters it; a second run changes nothing. Its container
+  goes, and the testbed's own inventory converges again.
+
+Adding or removing a node changes every node's super.users (node principals
+are listed there), so site.yml rolls every node behind the gates each time.
+
+No acknowledged record may be lost or reordered. Figures go to
+reports/broker-drill.json.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.cluster import REPO, load, playbook
+from tests.drills.load import Load, recorded
+
+REPORTS = REPO / "reports"
+LOGS = REPORTS / "broker-drill"
+SPARE = REPO / "tests/drills/inventory/spare-broker.yml"
+NEW = 103
+
+
+@pytest.fixture
+def figures():
+    with recorded(REPORTS / "broker-drill.json") as found:
+        yield found
+
+
+def assignments(cluster):
+    """{(topic, partition): [replicas]} of every topic."""
+    admin = cluster.admin()
+    try:
+        return {(name, p): replicas for name, t in admin.topics().items() for p, replicas in t["partitions"].items()}
+    finally:
+        admin.close()
+
+
+def registered(cluster):
+    admin = cluster.admin()
+    try:
+        return set(admin.brokers())
+    finally:
+        admin.close()
+
+
+def step(cluster, figures, label, name, expect_ok=True, **extra):
+    run = playbook(cluster, name, log_dir=LOGS, **extra)
+    figures["steps"].append({"step": label, "wall_seconds": run.seconds, "ok": run.ok})
+    print(f"{label}: {run.seconds} s, {'ok' if run.ok else 'refused'}", flush=True)
+    assert run.ok == expect_ok, f"{label}: expected {'success' if expect_ok else 'a refusal'}; see {run.log}"
+    return run
+
+
+def test_retiring_a_broker_its_dc_cannot_spare_is_refused_before_any_host_is_touched(cluster, figures):
+    broker = cluster.brokers[0]
+    run = step(
+        cluster, figures, "refused: retire from a DC of two", "brokers", False, kafka_ops_retire_broker=broker.host
+    )
+    assert f"DC {broker.dc} has 1 broker(s); each DC needs at least 2" in run.text, run.text
+    assert run.changed == 0, run.recap
+
+
+def test_a_broker_is_added_and_retired_under_load(cluster, figures, tmp_path):
+    grown = load([cluster.inventory, str(SPARE)])
+    before = assignments(cluster)
+    with Load(cluster, tmp_path / "add", "the broker's addition", figures):
+        # Its container alone: the others would be made anew for the new /etc/hosts entry.
+        assert playbook(grown, str(REPO / "testbed/up.yml"), log_dir=LOGS, testbed_only=["dc1-broker3"]).ok
+        added = step(grown, figures, "add dc1-broker3 (site.yml)", "site")
+    after = assignments(cluster)
+    # Only the new broker's share moved: each moved partition swapped one dc1 replica for it.
+    moved = {k: (before[k], after[k]) for k in before if before[k] != after.get(k)}
+    on_new = sum(NEW in r for r in after.values())
+    assert on_new > 0, "nothing moved onto the new broker"
+    for key, (old, new) in moved.items():
+        if set(old) == set(new):
+            continue  # leadership order only: no copy
+        assert set(new) - set(old) == {NEW}, f"{key}: {old} -> {new} moved more than the new broker's share"
+    reported = [r.get("moved_replicas") for _, r in added.results("Bring the cluster's topics")]
+    print(f"replicas moved onto {NEW}: {on_new}; the topics run reported {reported}", flush=True)
+    figures["steps"][-1]["replicas_moved"] = on_new
+
+    with Load(grown, tmp_path / "retire", "the broker's retirement", figures):
+        step(grown, figures, "retire dc1-broker3", "brokers", kafka_ops_retire_broker="dc1-broker3")
+    final = assignments(cluster)
+    assert not [k for k, r in final.items() if NEW in r], "replicas left on the retired broker"
+    assert NEW not in registered(cluster), f"broker {NEW} is still registered"
+    again = step(grown, figures, "retire dc1-broker3 again (no-op)", "brokers", kafka_ops_retire_broker="dc1-broker3")
+    assert again.changed == 0, again.recap
+
+    # Out of the inventory: every node's super.users loses the broker's principal, so a converge rolls
+    # every node behind the gates once; the next changes nothing.
+    subprocess.run(["podman", "rm", "--force", "--time", "0", "dc1-broker3"], check=True, capture_output=True)
+    with Load(cluster, tmp_path / "converge", "the converge without it", figures):
+        step(cluster, figures, "converge without dc1-broker3 (site.yml)", "site")
+    again = playbook(cluster, "site", log_dir=LOGS)
+    assert again.ok, again.log
+    assert again.changed == 0, f"a second converge of the testbed as it was changed {again.recap}"
