@@ -68,7 +68,9 @@ unit:
 # One testbed: destroy, syntax, create, converge, idempotence, verify (the
 # smoke test, the integration tests, the drills), destroy.
 molecule:
-	molecule test
+	rm -f reports/verify.log
+	molecule test || { status=$$?; echo "--- reports/verify.log (tail)"; \
+	  tail -n 60 reports/verify.log 2>/dev/null || echo "(no verify log: verify did not run)"; exit $$status; }
 
 # Docs generated from the roles' argument specs (a unit test fails when they differ).
 docs:
