@@ -238,6 +238,23 @@ def quorum_leader_id(cluster):
         admin.close()
 
 
+def read_quorum(cluster, errors=None):
+    """The quorum as the roles read it, with directory ids, from the controllers.
+
+    None while no controller answers as the leader (one starting, an election
+    under way); what it answered goes to errors, when given.
+    """
+    admin = cluster.admin(timeout=10)
+    try:
+        return admin.quorum()
+    except kafka_admin.AdminError as exc:
+        if errors is not None:
+            errors.append(str(exc))
+        return None
+    finally:
+        admin.close()
+
+
 def quorum_leader(cluster):
     """The inventory name of the controller that leads the quorum now."""
     leader = quorum_leader_id(cluster)

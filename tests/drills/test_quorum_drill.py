@@ -29,9 +29,9 @@ import subprocess
 
 import pytest
 
-from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin
 from ansible_collections.stretch.kafka.plugins.module_utils.quorum import keys
 from tests.cluster import REPO, playbook, wait_until
+from tests.cluster import read_quorum as cluster_quorum
 from tests.drills.load import Load, recorded
 
 REPORTS = REPO / "reports"
@@ -47,20 +47,7 @@ def figures():
 def read_quorum(cluster, timeout=60):
     """The quorum with directory ids, asked of the controllers until one answers as the leader."""
     errors = []
-
-    def ask():
-        admin = kafka_admin.Admin(
-            "", cluster.admin_config, timeout=10, bootstrap_controllers=cluster.bootstrap_controllers
-        )
-        try:
-            return admin.quorum()
-        except kafka_admin.AdminError as exc:  # a controller starting, or an election under way
-            errors.append(str(exc))
-            return None
-        finally:
-            admin.close()
-
-    quorum = wait_until(ask, timeout=timeout, interval=1)
+    quorum = wait_until(lambda: cluster_quorum(cluster, errors), timeout=timeout, interval=1)
     assert quorum, f"no quorum leader answered in {timeout} s: {errors[-1:]}"
     return quorum
 

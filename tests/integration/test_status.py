@@ -1,6 +1,6 @@
 """playbooks/status.yml reads the cluster through whichever broker and controller answer."""
 
-from tests.cluster import playbook, wait_until
+from tests.cluster import playbook, read_quorum, wait_until
 
 
 def report_of(run):
@@ -9,13 +9,9 @@ def report_of(run):
 
 def behind(cluster, node_id):
     """Whether the quorum, read from the controllers that answer, has a leader and node_id lags it."""
-    admin = cluster.admin(timeout=5)
-    try:
-        quorum = admin.quorum()
-    except Exception:  # noqa: BLE001  no leader yet: not there yet
+    quorum = read_quorum(cluster)
+    if quorum is None:  # no leader yet: not there yet
         return False
-    finally:
-        admin.close()
     leader = quorum["leader"]
     return leader not in (-1, node_id) and quorum["voters"][leader] > quorum["voters"].get(node_id, 0)
 

@@ -7,6 +7,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.stretch.kafka.plugins.module_utils import (
     certificates,
     features,
+    identity,
     nodes,
     properties,
     security,
@@ -52,6 +53,7 @@ class FilterModule:
         return {
             "node_records": _guard(node_records),
             "retire_refusals": _guard(retire_refusals),
+            "meta_properties": _guard(identity.parse_meta_properties),
             "features_plan": _guard(features_plan),
             "downgrade_refusal": _guard(downgrade_refusal),
             "with_role": _guard(nodes.with_role),

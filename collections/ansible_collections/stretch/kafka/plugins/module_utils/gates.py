@@ -274,6 +274,34 @@ def check(gate, snapshot, expected=None, node=None, max_lag=0):
     return globals()[gate](snapshot, expected, node, max_lag)
 
 
+def poll_until(read, judge, timeout, interval=2, wait=True, final=(), what="the cluster",
+               clock=time.monotonic, sleep=time.sleep):  # fmt: skip
+    """Judge fresh reads until judge() returns no problems, or until timeout: the one poll loop.
+
+    read: returns the state; an exception it raises is a failed poll, reported
+    as "cannot read <what>". An exception of the final classes, from read or
+    judge, is a refusal and ends the poll at once. wait=False judges once.
+    Returns {"passed", "problems", "waited", "polls", "last"} (the last state read).
+    """
+    start = clock()
+    polls = 0
+    while True:
+        polls += 1
+        last = None
+        try:
+            last = read()
+            problems = judge(last)
+        except final:
+            raise
+        except Exception as exc:  # noqa: BLE001  an unreachable cluster is a failed poll, not a crash
+            problems = [f"cannot read {what}: {exc}"]
+        waited = clock() - start
+        if not problems or not wait or waited >= timeout:
+            return {"passed": not problems, "problems": problems, "waited": round(waited, 1), "polls": polls,
+                    "last": last}  # fmt: skip
+        sleep(interval)
+
+
 def poll(read, gate, expected, node=None, max_lag=0, timeout=300, interval=2, wait=True,
          clock=time.monotonic, sleep=time.sleep):  # fmt: skip
     """Check the gate on fresh snapshots until it passes, or until timeout.
@@ -282,28 +310,10 @@ def poll(read, gate, expected, node=None, max_lag=0, timeout=300, interval=2, wa
     as "cannot read the cluster". wait=False checks once (a dry run).
     Returns {"passed", "problems", "waited", "polls", "snapshot"} (the last one read).
     """
-    start = clock()
-    polls = 0
-    while True:
-        polls += 1
-        snapshot = None
-        try:
-            snapshot = read()
-            problems = check(gate, snapshot, expected, node, max_lag)
-        except GateError:
-            raise
-        except Exception as exc:  # noqa: BLE001  an unreachable cluster is a failed poll, not a crash
-            problems = [f"cannot read the cluster: {exc}"]
-        waited = clock() - start
-        if not problems or not wait or waited >= timeout:
-            return {
-                "passed": not problems,
-                "problems": problems,
-                "waited": round(waited, 1),
-                "polls": polls,
-                "snapshot": snapshot,
-            }
-        sleep(interval)
+    outcome = poll_until(read, lambda snapshot: check(gate, snapshot, expected, node, max_lag), timeout, interval,
+                         wait, (GateError,), "the cluster", clock, sleep)  # fmt: skip
+    outcome["snapshot"] = outcome.pop("last")
+    return outcome
 
 
 def report(snapshot, records):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.stretch.kafka.plugins.module_utils import topology
+from ansible_collections.stretch.kafka.plugins.module_utils import gates, topology
 
 ACTIONS = ("add", "remove", "replace")
 
@@ -216,25 +216,12 @@ def settled(quorum, voters_after, max_lag):
 
 
 def wait(read, judge, timeout, interval=2, clock=time.monotonic, sleep=time.sleep):
-    """Read the quorum and judge it until judge returns no problems, or until timeout.
+    """Read the quorum and judge it until judge returns no problems, or until timeout (gates.poll_until).
 
     A read that raises is a failed poll, named in the problems. A
     QuorumChangeError from judge ends the wait at once: it is a refusal.
     Returns {"passed", "problems", "waited", "polls", "quorum"}.
     """
-    start, polls = clock(), 0
-    while True:
-        polls += 1
-        quorum = None
-        try:
-            quorum = read()
-            problems = judge(quorum)
-        except QuorumChangeError:
-            raise
-        except Exception as exc:  # noqa: BLE001  an unreachable quorum is a failed poll
-            problems = [f"cannot read the quorum: {exc}"]
-        waited = clock() - start
-        if not problems or waited >= timeout:
-            return {"passed": not problems, "problems": problems, "waited": round(waited, 1), "polls": polls,
-                    "quorum": quorum}  # fmt: skip
-        sleep(interval)
+    outcome = gates.poll_until(read, judge, timeout, interval, True, (QuorumChangeError,), "the quorum", clock, sleep)
+    outcome["quorum"] = outcome.pop("last")
+    return outcome
