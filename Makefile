@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)/collections:$(CURDIR)/roles/kafka_smoke/files:$(C
 LOCAL := -i inventories/local
 
 .PHONY: demo test setup setup-python setup-testbed up converge status smoke verify drills down lint unit molecule \
-        bench bench-tls bench-topics drill-restart drill-failover drill-rotate drill-quorum drill-brokers drill-upgrade docs
+        bench bench-tls bench-topics traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers drill-upgrade docs
 
 demo: setup up converge smoke
 
@@ -90,6 +90,13 @@ bench-tls: setup
 # Topics and quotas figures against the running testbed (make up converge).
 bench-topics:
 	python scripts/bench_topics.py
+
+# Cross-DC bytes of four runs by a client in dc1 (produce with leaders split
+# evenly, produce to dc1's leaders only, read back with and without
+# client.rack), from the brokers' counters and the host's routed bytes,
+# against the 2.5N model; against the running testbed. reports/traffic.json.
+traffic:
+	python scripts/traffic.py
 
 # Three rolling restarts in a row under load, against the running testbed.
 drill-restart:

@@ -62,6 +62,7 @@ class Cluster:
     client_port: int
     controller_port: int
     admin_port: int
+    replication_port: int
     # librdkafka settings of each SCRAM user (the tests connect as kafka-verify,
     # a super user; the load harness as kafka-load), and kafka-python settings
     # of the admin identity (the admin certificate) for admin-protocol reads.
@@ -179,6 +180,7 @@ def load(inventory=None):
         client_port=int(listeners[settings["kafka_client_listener"]]["port"]),
         controller_port=int(listeners[settings["kafka_controller_listener"]]["port"]),
         admin_port=int(listeners[admin_listener]["port"]),
+        replication_port=int(listeners[settings["kafka_inter_broker_listener"]]["port"]),
         user_configs=user_configs,
         admin_config=admin_config,
     )

@@ -1,6 +1,9 @@
 """The load harness's verifier: lost, reordered and duplicated records, stalls and latency."""
 
+import pytest
+
 from loadtest import verify
+from loadtest.traffic import leader_local
 
 
 def acks(n, partitions=2, start=0.0, step=0.1):
@@ -138,3 +141,15 @@ def test_a_produce_error_fails_the_run_even_with_nothing_lost():
     assert report["unconfirmed"] == 0
     assert report["produce_errors"] == 1
     assert not report["ok"]
+
+
+def test_a_leader_local_producer_picks_the_partitions_led_from_its_dc():
+    racks = {101: "dc1", 102: "dc1", 201: "dc2", 202: "dc2"}
+    leaders = {0: 101, 1: 201, 2: 102, 3: 202, 4: -1}
+    assert leader_local(leaders, racks, "dc1") == [0, 2]
+    assert leader_local(leaders, racks, "dc2") == [1, 3]
+
+
+def test_a_leader_local_producer_with_no_leader_in_its_dc_stops_with_a_message():
+    with pytest.raises(SystemExit, match="no partition has its leader in dc1"):
+        leader_local({0: 201}, {201: "dc2"}, "dc1")

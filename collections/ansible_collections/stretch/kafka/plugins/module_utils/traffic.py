@@ -1,0 +1,138 @@
+"""Cross-DC traffic accounting: the bytes that crossed between each pair of DCs, by kind, against the 2.5N model.
+
+Two independent measurements of one run:
+
+- the brokers' own counters, read from each node's Prometheus JMX exporter
+  before and after the run: the bytes each leader took from producers
+  (BytesInPerSec per topic), the bytes each follower fetched from each leader
+  (FetcherStats BytesPerSec, whose client id names the leader), and the bytes
+  each broker served to consumers (BytesOutPerSec per topic). With the DC of
+  every broker and of the clients, each byte is put on the DC pair it crossed;
+- the bytes the network carried between the DCs' subnets on the Kafka ports,
+  from kernel counters, less the TCP/IP headers of the packets counted.
+
+The model: with two replicas in each DC, every produced byte is fetched by
+the two replicas in the leader's other DC, and crosses once more when the
+producer writes to a leader in the other DC: 2N + (the share of N written to
+remote leaders), 2.5N with leaders split evenly, 2.0N for a producer that
+writes only to its own DC's leaders.
+"""
+
+from __future__ import annotations
+
+import re
+
+KINDS = ("produce", "replication", "consume")
+
+_LINE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)")
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+# A replica fetcher's client id: ReplicaFetcherThread-<thread>-<leader id>.
+_FETCHER = re.compile(r"^ReplicaFetcherThread-\d+-(?P<leader>\d+)$")
+
+BYTES_IN = "kafka_server_brokertopicmetrics_bytesin_total"
+BYTES_OUT = "kafka_server_brokertopicmetrics_bytesout_total"
+FETCHED = "kafka_server_fetcherstats_bytes_total"
+
+# IPv4 (20 bytes) and TCP with timestamps (32 bytes): what a packet carries
+# besides the stream's bytes.
+HEADER_BYTES = 52
+
+
+def samples(text):
+    """[(name, {label: value}, float)] of a Prometheus text exposition; comments and blank lines skipped."""
+    out = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        match = _LINE.match(line)
+        if not match:
+            raise ValueError(f"not a metric line: {line!r}")
+        labels = dict(_LABEL.findall(match["labels"] or ""))
+        out.append((match["name"], labels, float(match["value"])))
+    return out
+
+
+def broker_counters(text):
+    """What one broker's exporter says it moved: {"in": {topic: b}, "out": {topic: b}, "fetched": {leader id: b}}."""
+    counters = {"in": {}, "out": {}, "fetched": {}}
+    for name, labels, value in samples(text):
+        if name in (BYTES_IN, BYTES_OUT) and "topic" in labels:
+            counters["in" if name == BYTES_IN else "out"][labels["topic"]] = value
+        elif name == FETCHED:
+            fetcher = _FETCHER.match(labels.get("clientid", ""))
+            if fetcher:
+                leader = int(fetcher["leader"])
+                counters["fetched"][leader] = counters["fetched"].get(leader, 0.0) + value
+    return counters
+
+
+def _delta(after, before, broker, kind, key):
+    now = after[broker][kind].get(key, 0.0)
+    then = before.get(broker, {}).get(kind, {}).get(key, 0.0)
+    if now < then:
+        raise ValueError(f"broker {broker}: counter {kind}[{key}] went back from {then} to {now} (restarted?)")
+    return now - then
+
+
+def _add(flows, src, dst, kind, amount):
+    if src != dst and amount:
+        pair = flows.setdefault((src, dst), dict.fromkeys(KINDS, 0.0))
+        pair[kind] += amount
+
+
+def cross_dc(before, after, racks, topic, producer_dc, consumer_dc=None):
+    """{(from DC, to DC): {kind: bytes}} between two reads of every broker's counters ({broker id: counters}).
+
+    Produce bytes cross from the producer's DC to a leader in another DC;
+    replication bytes from a leader to a follower in another DC (every
+    topic's: fetchers are not per topic); consume bytes from a broker to a
+    consumer in another DC (consumer_dc None: nothing was consumed).
+    """
+    missing = sorted(set(racks) - set(after))
+    if missing:
+        raise ValueError(f"no counters read from broker(s) {missing}")
+    flows = {}
+    for broker, dc in sorted(racks.items()):
+        _add(flows, producer_dc, dc, "produce", _delta(after, before, broker, "in", topic))
+        if consumer_dc:
+            _add(flows, dc, consumer_dc, "consume", _delta(after, before, broker, "out", topic))
+        for leader in sorted(after[broker]["fetched"]):
+            if leader not in racks:
+                raise ValueError(f"broker {broker} fetched from {leader}, a broker of no known DC")
+            _add(flows, racks[leader], dc, "replication", _delta(after, before, broker, "fetched", leader))
+    return flows
+
+
+def produced(before, after, racks, topic):
+    """{broker id: bytes} the leaders took from producers of topic."""
+    return {b: _delta(after, before, b, "in", topic) for b in sorted(racks)}
+
+
+def model_ratio(produced_by_leader, racks, producer_dc, remote_replicas=2):
+    """The model's cross-DC bytes per produced byte: remote_replicas + the share written to remote leaders."""
+    total = sum(produced_by_leader.values())
+    if not total:
+        raise ValueError("nothing was produced")
+    remote = sum(v for b, v in produced_by_leader.items() if racks[b] != producer_dc)
+    return remote_replicas + remote / total
+
+
+def totals(flows):
+    """{kind: bytes} over every DC pair, and "all"."""
+    out = dict.fromkeys(KINDS, 0.0)
+    for pair in flows.values():
+        for kind in KINDS:
+            out[kind] += pair[kind]
+    out["all"] = sum(out[kind] for kind in KINDS)
+    return out
+
+
+def wire_payload(counted, header_bytes=HEADER_BYTES):
+    """{(from DC, to DC): stream bytes} from kernel counters {(from, to): (bytes, packets)}, headers taken off."""
+    return {pair: max(0, b - packets * header_bytes) for pair, (b, packets) in counted.items()}
+
+
+def disagreement(a, b):
+    """|a - b| relative to the larger of the two (0.0 when both are 0)."""
+    top = max(abs(a), abs(b))
+    return abs(a - b) / top if top else 0.0

@@ -1,0 +1,135 @@
+"""Clients placed in a testbed DC, and the bytes the host routed between the DCs' networks.
+
+Each DC of the testbed is a podman network (a bridge on this host), and the
+host routes everything that goes from one DC to another. A client joins a DC
+through a network namespace of its own, wired to the DC's bridge by a veth
+pair, at the subnet's .250 address: its traffic to another DC is routed by
+the host like a broker's. One nftables table counts, per ordered pair of DC
+subnets, the bytes and packets of the Kafka listeners' connections (both
+directions: requests and their responses) in the host's forward path.
+Needs root, iproute2, nft and the testbed (make up converge).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import json
+import subprocess
+
+TABLE = "stretch_traffic"
+CLIENT_HOST = 250  # the namespace's address in its DC's subnet
+
+
+def _run(*cmd, check=True):
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc.stdout
+
+
+def dc_network(dc):
+    """(bridge, subnet, gateway) of the testbed network of dc."""
+    out = _run(
+        "podman", "network", "inspect", f"stretch-{dc}",
+        "--format", "{{.NetworkInterface}} {{range .Subnets}}{{.Subnet}} {{.Gateway}}{{end}}",
+    )  # fmt: skip
+    bridge, subnet, gateway = out.split()
+    return bridge, ipaddress.ip_network(subnet), gateway
+
+
+def counter_name(src, dst):
+    return f"{src}_to_{dst}"
+
+
+def counters_ruleset(subnets, ports):
+    """The nft table: one named counter per ordered DC pair, fed by the Kafka ports' traffic between their subnets."""
+    port_set = ", ".join(str(p) for p in sorted(ports))
+    lines = [f"table inet {TABLE} {{"]
+    pairs = list(itertools.permutations(sorted(subnets), 2))
+    lines += [f"    counter {counter_name(a, b)} {{ }}" for a, b in pairs]
+    lines += ["    chain forward {", "        type filter hook forward priority -20; policy accept;"]
+    for a, b in pairs:
+        match = f"ip saddr {subnets[a]} ip daddr {subnets[b]} meta l4proto tcp"
+        lines.append(f"        {match} th dport {{ {port_set} }} counter name {counter_name(a, b)}")
+        lines.append(f"        {match} th sport {{ {port_set} }} counter name {counter_name(a, b)}")
+    lines += ["    }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def parse_counters(listing, dcs):
+    """{(from DC, to DC): (bytes, packets)} of `nft -j list counters table inet TABLE`; every pair must be there."""
+    found = {}
+    for item in json.loads(listing).get("nftables", []):
+        counter = item.get("counter")
+        if counter:
+            found[counter["name"]] = (counter["bytes"], counter["packets"])
+    out = {}
+    for a, b in itertools.permutations(sorted(dcs), 2):
+        if counter_name(a, b) not in found:
+            raise RuntimeError(f"nft counter {counter_name(a, b)} not found in table {TABLE}")
+        out[(a, b)] = found[counter_name(a, b)]
+    return out
+
+
+class RoutedBytes:
+    """The host's per-DC-pair counters of the Kafka ports, from the moment the block is entered."""
+
+    def __init__(self, dcs, ports):
+        self.dcs = sorted(dcs)
+        self.subnets = {dc: dc_network(dc)[1] for dc in self.dcs}
+        self.ports = ports
+
+    def __enter__(self):
+        _run("nft", "delete", "table", "inet", TABLE, check=False)
+        subprocess.run(["nft", "-f", "-"], input=counters_ruleset(self.subnets, self.ports), text=True, check=True)
+        return self
+
+    def read(self):
+        return parse_counters(_run("nft", "-j", "list", "counters", "table", "inet", TABLE), self.dcs)
+
+    def __exit__(self, *exc):
+        _run("nft", "delete", "table", "inet", TABLE, check=False)
+
+
+def between(before, after):
+    """{pair: (bytes, packets)} counted from one read to the next."""
+    return {pair: (after[pair][0] - before[pair][0], after[pair][1] - before[pair][1]) for pair in after}
+
+
+class DcClient:
+    """A network namespace joined to dc's bridge: `wrap(cmd)` runs cmd there, as a client of that DC."""
+
+    def __init__(self, dc):
+        self.dc = dc
+        self.netns = f"stretch-{dc}-client"
+        self.host_if, self.ns_if = f"st{dc}c0", f"st{dc}c1"
+        self.bridge, subnet, self.gateway = dc_network(dc)
+        self.address = f"{subnet.network_address + CLIENT_HOST}/{subnet.prefixlen}"
+
+    def wrap(self, cmd):
+        return ["ip", "netns", "exec", self.netns, *cmd]
+
+    def _remove(self):
+        _run("ip", "netns", "delete", self.netns, check=False)
+        _run("ip", "link", "delete", self.host_if, check=False)
+
+    def __enter__(self):
+        self._remove()
+        try:
+            _run("ip", "netns", "add", self.netns)
+            _run("ip", "link", "add", self.host_if, "type", "veth", "peer", "name", self.ns_if)
+            _run("ip", "link", "set", self.ns_if, "netns", self.netns)
+            _run("ip", "link", "set", self.host_if, "master", self.bridge, "up")
+            inside = ("ip", "netns", "exec", self.netns, "ip")
+            _run(*inside, "addr", "add", self.address, "dev", self.ns_if)
+            _run(*inside, "link", "set", self.ns_if, "up")
+            _run(*inside, "link", "set", "lo", "up")
+            _run(*inside, "route", "add", "default", "via", self.gateway)
+        except BaseException:
+            self._remove()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self._remove()

@@ -1,0 +1,50 @@
+"""Cross-DC traffic against the 2.5N model, measured twice: by the brokers' counters and by the host's routed bytes.
+
+Runs scripts/traffic.py's four runs (a client in dc1 producing to every
+partition, producing to dc1's leaders only, reading back with and without
+client.rack) once, and checks each figure.
+"""
+
+import pytest
+
+from scripts import traffic
+
+# The two measurements count different things (record batches against TCP
+# payload, which also carries requests, responses and TLS framing).
+WIRE_TOLERANCE = 0.05
+
+
+@pytest.fixture(scope="module")
+def runs(cluster):
+    results = traffic.run_all(cluster)
+    for name, figures in results.items():
+        print(f"{name}: {figures}")
+    return results
+
+
+def test_a_producer_with_leaders_split_evenly_costs_the_models_two_and_a_half(runs):
+    even = runs["produce, leaders split evenly"]
+    assert even["model_ratio"] == pytest.approx(2.5, abs=0.1), even
+    assert even["ratio"] == pytest.approx(2.5, rel=0.10), even
+    assert even["cross_dc_total"]["produce"] > 0, even
+
+
+def test_a_leader_local_producer_costs_only_the_two_remote_replicas(runs):
+    local = runs["produce, leader-local"]
+    assert local["ratio"] <= 2.1, local
+    assert local["cross_dc_total"]["produce"] == 0, local
+
+
+def test_consumers_with_client_rack_add_almost_nothing_and_without_it_about_half(runs):
+    assert runs["consume as client.rack"]["consume_cross_share"] <= 0.01, runs["consume as client.rack"]
+    assert 0.35 <= runs["consume without client.rack"]["consume_cross_share"] <= 0.65, runs
+
+
+@pytest.mark.parametrize(
+    "run", ["produce, leaders split evenly", "produce, leader-local", "consume without client.rack"]
+)
+def test_the_brokers_counters_and_the_routed_bytes_agree(runs, run):
+    assert runs[run]["wire_disagreement"] <= WIRE_TOLERANCE, runs[run]
+    by_pair = runs[run]["wire_disagreement_by_pair"]
+    assert by_pair, runs[run]
+    assert max(by_pair.values()) <= WIRE_TOLERANCE, runs[run]

@@ -1,0 +1,127 @@
+"""Cross-DC traffic accounting: exporter text to counters, counters to DC pairs, the model, the wire's payload."""
+
+import pytest
+
+from ansible_collections.stretch.kafka.plugins.module_utils.traffic import (
+    broker_counters,
+    cross_dc,
+    disagreement,
+    model_ratio,
+    produced,
+    samples,
+    totals,
+    wire_payload,
+)
+
+RACKS = {101: "dc1", 102: "dc1", 201: "dc2", 202: "dc2"}
+
+EXPORTER = """\
+# HELP kafka_server_brokertopicmetrics_bytesin_total BytesInPerSec
+# TYPE kafka_server_brokertopicmetrics_bytesin_total counter
+kafka_server_brokertopicmetrics_bytesin_total{topic="traffic",} 1000.0
+kafka_server_brokertopicmetrics_bytesin_total{topic="other",} 7.0
+kafka_server_brokertopicmetrics_bytesout_total{topic="traffic",} 300.0
+kafka_server_brokertopicmetrics_bytesout_total 999.0
+kafka_server_fetcherstats_bytes_total{clientid="ReplicaFetcherThread-0-201",brokerhost="b201",brokerport="9091",} 50.0
+kafka_server_fetcherstats_bytes_total{clientid="ReplicaFetcherThread-1-201",brokerhost="b201",brokerport="9091",} 25.0
+kafka_server_fetcherstats_bytes_total{clientid="ReplicaFetcherThread-0-102",brokerhost="b102",brokerport="9091",} 5.0
+jvm_threads_current 80.0
+"""
+
+
+def test_exporter_text_gives_each_brokers_counters():
+    counters = broker_counters(EXPORTER)
+    assert counters == {
+        "in": {"traffic": 1000.0, "other": 7.0},
+        "out": {"traffic": 300.0},
+        "fetched": {201: 75.0, 102: 5.0},
+    }
+
+
+def test_a_line_that_is_no_metric_is_an_error_not_a_zero():
+    with pytest.raises(ValueError, match="not a metric line"):
+        samples("kafka_server_brokertopicmetrics_bytesin_total{topic=\n")
+
+
+def counters(bytes_in=0.0, bytes_out=0.0, fetched=None):
+    return {"in": {"t": bytes_in}, "out": {"t": bytes_out}, "fetched": dict(fetched or {})}
+
+
+ZERO = {b: counters() for b in RACKS}
+
+
+def even_run(n=1000.0):
+    """A dc1 producer writes n bytes split evenly over one leader per broker; every other replica fetches them."""
+    share = n / 4
+    after = {}
+    for broker in RACKS:
+        fetched = {leader: share for leader in RACKS if leader != broker}
+        after[broker] = counters(bytes_in=share, fetched=fetched)
+    return after
+
+
+def test_leaders_split_evenly_cost_two_and_a_half_times_what_was_produced():
+    after = even_run()
+    flows = cross_dc(ZERO, after, RACKS, "t", "dc1")
+    assert flows[("dc1", "dc2")] == {"produce": 500.0, "replication": 1000.0, "consume": 0.0}
+    assert flows[("dc2", "dc1")] == {"produce": 0.0, "replication": 1000.0, "consume": 0.0}
+    assert totals(flows)["all"] / 1000.0 == 2.5
+    assert model_ratio(produced(ZERO, after, RACKS, "t"), RACKS, "dc1") == 2.5
+
+
+def test_a_producer_that_writes_to_its_own_dcs_leaders_costs_two():
+    after = {b: counters(bytes_in=500.0 if RACKS[b] == "dc1" else 0.0) for b in RACKS}
+    for follower in RACKS:
+        after[follower]["fetched"] = {leader: 500.0 for leader in (101, 102) if leader != follower}
+    flows = cross_dc(ZERO, after, RACKS, "t", "dc1")
+    assert totals(flows) == {"produce": 0.0, "replication": 2000.0, "consume": 0.0, "all": 2000.0}
+    assert model_ratio(produced(ZERO, after, RACKS, "t"), RACKS, "dc1") == 2.0
+
+
+def test_consumers_count_only_what_another_dcs_broker_served_them():
+    after = {b: counters(bytes_out=100.0) for b in RACKS}
+    assert totals(cross_dc(ZERO, after, RACKS, "t", "dc1", consumer_dc="dc1"))["consume"] == 200.0
+    assert totals(cross_dc(ZERO, after, RACKS, "t", "dc1"))["consume"] == 0.0
+
+
+def test_only_the_difference_between_the_two_reads_counts():
+    before = even_run(400.0)
+    flows = cross_dc(before, even_run(1400.0), RACKS, "t", "dc1")
+    assert totals(flows)["all"] == 2500.0
+
+
+def test_a_counter_that_went_back_is_an_error():
+    with pytest.raises(ValueError, match="broker 101: counter in"):
+        cross_dc(even_run(2000.0), even_run(1000.0), RACKS, "t", "dc1")
+
+
+def test_a_broker_not_read_is_an_error():
+    after = even_run()
+    del after[202]
+    with pytest.raises(ValueError, match=r"broker\(s\) \[202\]"):
+        cross_dc(ZERO, after, RACKS, "t", "dc1")
+
+
+def test_a_fetch_from_an_unknown_broker_is_an_error():
+    after = even_run()
+    after[101]["fetched"][301] = 5.0
+    with pytest.raises(ValueError, match="fetched from 301"):
+        cross_dc(ZERO, after, RACKS, "t", "dc1")
+
+
+def test_the_model_needs_something_produced():
+    with pytest.raises(ValueError, match="nothing was produced"):
+        model_ratio(dict.fromkeys(RACKS, 0.0), RACKS, "dc1")
+
+
+def test_the_wire_payload_is_the_bytes_less_each_packets_headers():
+    assert wire_payload({("dc1", "dc2"): (10_520, 10), ("dc2", "dc1"): (40, 1)}) == {
+        ("dc1", "dc2"): 10_000,
+        ("dc2", "dc1"): 0,
+    }
+
+
+def test_disagreement_is_relative_to_the_larger():
+    assert disagreement(95.0, 100.0) == pytest.approx(0.05)
+    assert disagreement(100.0, 95.0) == pytest.approx(0.05)
+    assert disagreement(0.0, 0.0) == 0.0
