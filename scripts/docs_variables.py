@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-ROLES = ("kafka", "kafka_pki", "kafka_node", "kafka_admin", "kafka_ops", "kafka_smoke")
+ROLES = ("kafka", "kafka_pki", "kafka_node", "kafka_admin", "kafka_ops", "kafka_smoke", "kafka_monitoring")
 
 
 def specs(role):

@@ -35,3 +35,15 @@ if [ ! -x .venv/bin/ansible-playbook ] || [ requirements.txt -nt .venv/.installe
   .venv/bin/pip install -q -r requirements.txt
   touch .venv/.installed
 fi
+
+# promtool (the alert rules' tests) and prometheus (the live alert check),
+# from Debian's package, unpacked into the virtualenv rather than installed:
+# installing it would start a Prometheus service on this host.
+if [ ! -x .venv/bin/promtool ] || [ ! -x .venv/bin/prometheus ]; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && { apt-get download -qq prometheus 2>/dev/null ||
+    { apt-get update -qq && apt-get download -qq prometheus 2>/dev/null; }; })
+  dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/unpacked"
+  install -m 0755 "$tmp/unpacked/usr/bin/promtool" "$tmp/unpacked/usr/bin/prometheus" .venv/bin/
+  rm -rf "$tmp"
+fi

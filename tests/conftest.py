@@ -4,6 +4,8 @@ import pytest
 import testinfra
 
 from tests import cluster as inventory
+from tests.cluster import wait_until
+from tests.prometheus import Prometheus
 
 
 @pytest.fixture(scope="session")
@@ -17,3 +19,12 @@ def hosts(cluster):
     return {
         node.host: testinfra.get_host(node.testinfra_spec()[0], **node.testinfra_spec()[1]) for node in cluster.nodes
     }
+
+
+@pytest.fixture(scope="module")
+def prometheus(cluster, tmp_path_factory):
+    """A real Prometheus scraping every node with the roles' targets and alert rules, once every target is up."""
+    with Prometheus(cluster, tmp_path_factory.mktemp("prometheus")) as running:
+        up = wait_until(lambda: set(running.targets().values()) == {"up"} and running.query("up"), timeout=90)
+        assert up, f"not every target up in 90 s: {running.targets()}"
+        yield running

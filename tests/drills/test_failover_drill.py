@@ -30,9 +30,13 @@ import time
 
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from loadtest.background import BackgroundLoad
-from tests.cluster import REPO, playbook, quorum_leader_id
+from tests.cluster import REPO, playbook, quorum_leader_id, wait_until
 
 REPORTS = REPO / "reports"
+# What losing a broker DC must not raise: the stretch keeps every partition
+# led and writable, at min ISR, with one active controller.
+NOT_ON_DC_LOSS = ("KafkaOfflinePartitions", "KafkaUnderMinIsr", "KafkaNoActiveController",
+                  "KafkaMoreThanOneActiveController")  # fmt: skip
 
 
 class Drill:
@@ -104,6 +108,37 @@ class Drill:
         )
         return run
 
+    def firing(self):
+        """{(alert, its node or DC)} firing in the drill's Prometheus."""
+        return {(a["alertname"], a.get("node") or a.get("dc", "")) for a in self.prometheus.alerts("firing")}
+
+    def lost_dc_alerts(self, dc):
+        """The alerts a lost broker DC must raise: the DC down, each broker down, each voter unreachable."""
+        expected = {("KafkaDcDown", dc)}
+        for node in self.cluster.nodes:
+            if node.dc == dc:
+                expected |= {("KafkaBrokerDown", node.host)} if "broker" in node.roles else set()
+                expected |= {("KafkaQuorumVoterUnreachable", node.host)} if "controller" in node.roles else set()
+        return expected
+
+    def alerts_fire(self, dc):
+        """Waits until the lost DC's alerts fire, and checks nothing it must not raise fires."""
+        expected = self.lost_dc_alerts(dc)
+        fired = wait_until(lambda: expected <= self.firing() and self.firing(), timeout=240, interval=5)
+        after = time.monotonic() - self.went_down_at(self.node_in(dc))
+        self.check(f"{dc} lost: Prometheus fires {sorted(expected)}", fired, f"{after:.0f} s after the loss")
+        wrong = sorted(a for a in (fired or self.firing()) if a[0] in NOT_ON_DC_LOSS)
+        self.check(f"{dc} lost: no alert of {NOT_ON_DC_LOSS} fires", fired and not wrong, wrong or "")
+        return round(after, 1)
+
+    def alerts_resolve(self, dc):
+        started = time.monotonic()
+        expected = self.lost_dc_alerts(dc)
+        resolved = wait_until(lambda: not expected & self.firing(), timeout=180, interval=5)
+        waited = time.monotonic() - started
+        self.check(f"{dc} back: its alerts resolve", resolved, f"{waited:.0f} s after the recovery; {self.firing()}")
+        return round(waited, 1)
+
     def recover(self, dc, smoke):
         self.load.mark(f"{dc} recovering")
         # The smoke test's kernel counters count only its own reads, so they stay on under load.
@@ -138,7 +173,7 @@ class Drill:
         self.check("the cluster is back at its declared min ISR 2", self.cluster_min_isr() == 2, self.cluster_min_isr())
 
 
-def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_path):
+def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_path, prometheus):
     REPORTS.mkdir(exist_ok=True)
     load = BackgroundLoad(
         cluster.bootstrap_servers, cluster.dcs, rate=100, workdir=tmp_path, marks=True,
@@ -147,6 +182,7 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
     drill = Drill(cluster, hosts, load)
     first, second, tiebreaker = drill.first, drill.second, drill.tiebreaker
     f = drill.figures
+    drill.prometheus = prometheus
     load.start()
     try:
         load.mark("steady")
@@ -156,9 +192,11 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
         f[f"{second}_failover_playbook_seconds"] = lost.seconds
         f[f"{second}_failover_writable_after_seconds"] = lost.stats["kafka_failover"]["writable_after_seconds"]
         time.sleep(20)
+        f[f"{second}_alerts_firing_after_seconds"] = drill.alerts_fire(second)
         back = drill.recover(second, smoke=True)
         f[f"{second}_recovery_playbook_seconds"] = back.seconds
         f[f"{second}_recovery_seconds"] = back.stats.get("kafka_recovery", {}).get("healthy_after_seconds")
+        f[f"{second}_alerts_resolved_after_recovery_seconds"] = drill.alerts_resolve(second)
 
         load.mark(f"{second} back")
         time.sleep(10)

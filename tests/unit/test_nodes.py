@@ -7,6 +7,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.nodes import (
     bootstrap,
     by_dc,
     node_records,
+    scrape_targets,
     with_role,
 )
 
@@ -64,3 +65,16 @@ def test_roles_bootstrap_lists_and_dcs():
 def test_an_unknown_controller_listener_is_named():
     with pytest.raises(NodeError, match="kafka_controller_listener='CTRL' is not a key of kafka_listeners"):
         node_records(GROUPS, HOSTVARS, "kafka_controllers", "kafka_brokers", LISTENERS, "CTRL")
+
+
+def test_scrape_targets_label_every_node_with_its_name_dc_and_roles():
+    records = [
+        {"host": "c1", "dc": "dc1", "roles": ["controller"], "advertised_host": "10.0.0.1"},
+        {"host": "b1", "dc": "dc2", "roles": ["broker"], "advertised_host": "b1.example"},
+        {"host": "x1", "dc": "dc3", "roles": ["broker", "controller"], "advertised_host": "x1"},
+    ]
+    assert scrape_targets(records, "7071") == [
+        {"targets": ["10.0.0.1:7071"], "labels": {"node": "c1", "dc": "dc1", "role": "controller"}},
+        {"targets": ["b1.example:7071"], "labels": {"node": "b1", "dc": "dc2", "role": "broker"}},
+        {"targets": ["x1:7071"], "labels": {"node": "x1", "dc": "dc3", "role": "broker+controller"}},
+    ]

@@ -58,6 +58,7 @@ class FilterModule:
             "downgrade_refusal": _guard(downgrade_refusal),
             "with_role": _guard(nodes.with_role),
             "bootstrap": _guard(nodes.bootstrap),
+            "scrape_targets": _guard(nodes.scrape_targets),
             "server_properties": _guard(properties.server_properties),
             "uses_tls": _guard(security.uses_tls),
             "clear_listeners": _guard(security.clear_listeners),

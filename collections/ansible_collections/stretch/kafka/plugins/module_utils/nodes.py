@@ -92,3 +92,19 @@ def by_dc(records):
     for record in records:
         grouped.setdefault(record["dc"], []).append(int(record["node_id"]))
     return grouped
+
+
+def scrape_targets(records, port):
+    """Prometheus file_sd target groups, one per node: its exporter, labelled node, dc and role.
+
+    role is "broker", "controller", or "broker+controller" for a node with
+    both; the alert rules match them with role=~"broker.*" and
+    role=~".*controller".
+    """
+    return [
+        {
+            "targets": [f"{r['advertised_host']}:{int(port)}"],
+            "labels": {"node": r["host"], "dc": r["dc"], "role": "+".join(sorted(r["roles"]))},
+        }
+        for r in records
+    ]

@@ -1,0 +1,25 @@
+"""The roles' alert rules as data: each alert, and the metrics its expression reads."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+RULES = REPO / "roles/kafka_monitoring/files/stretch-alerts.yml"
+RULE_TESTS = REPO / "roles/kafka_monitoring/files/stretch-alerts.test.yml"
+
+
+def alerts():
+    """Every alerting rule ({alert, expr, for, labels, annotations})."""
+    return [rule for group in yaml.safe_load(RULES.read_text())["groups"] for rule in group["rules"] if "alert" in rule]
+
+
+def metrics_read():
+    """The metric names the alerts' expressions read (the exporter's kafka_* and Prometheus's own up)."""
+    used = set()
+    for rule in alerts():
+        used |= set(re.findall(r"\b(kafka_[a-z0-9_]+|up)\b", rule["expr"]))
+    return used
