@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)/collections:$(CURDIR)/roles/kafka_smoke/files:$(C
 LOCAL := -i inventories/local
 
 .PHONY: demo test setup setup-python setup-testbed up converge status smoke verify drills down lint unit molecule \
-        bench bench-tls bench-topics traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers drill-upgrade docs
+        bench bench-tls bench-topics traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers drill-upgrade drill-group docs
 
 demo: setup up converge smoke
 
@@ -51,7 +51,8 @@ verify:
 
 # The drills that run in `make test`, against the running testbed.
 drills:
-	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py tests/drills/test_quorum_drill.py
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py tests/drills/test_group_drill.py \
+	  tests/drills/test_quorum_drill.py
 
 down:
 	ansible-playbook $(LOCAL) testbed/down.yml
@@ -97,6 +98,11 @@ bench-topics:
 # against the 2.5N model; against the running testbed. reports/traffic.json.
 traffic:
 	python scripts/traffic.py
+
+# The active/active consumer group: two members per DC, one DC's members
+# killed, then its nodes, against the running testbed.
+drill-group:
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_group_drill.py
 
 # Three rolling restarts in a row under load, against the running testbed.
 drill-restart:

@@ -49,6 +49,7 @@ def parse_args(argv=None):
         " the report breaks the run down by mark",
     )
     p.add_argument("--client-config", metavar="FILE", help="client settings (security) as key=value lines")
+    p.add_argument("--acks-file", help="write the acknowledged records here, one 'partition seq' line each")
     return p.parse_args(argv)
 
 
@@ -134,6 +135,8 @@ def run(args):
             producer.finished,
         )
     report.update(run_id=run_id, topic=args.topic, partitions=len(partitions), rate=args.rate)
+    if args.acks_file:
+        Path(args.acks_file).write_text("".join(f"{a[0]} {a[2]}\n" for a in producer.acks))
     return report
 
 

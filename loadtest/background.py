@@ -17,7 +17,8 @@ class BackgroundLoad:
     marks: also pass a marks file (mark() appends to it). capture: keep its
     output (returned by stop()) instead of letting it go to this process's.
     client_config_file: the client settings (credentials) as a key=value file,
-    never on the command line.
+    never on the command line. The acknowledged records are listed in
+    workdir/acks ("partition seq" lines) once it has stopped.
     """
 
     def __init__(
@@ -26,12 +27,13 @@ class BackgroundLoad:
     ):  # fmt: skip
         workdir = Path(workdir)
         self.report_path, self.stop_path, self.ready_path = workdir / "load.json", workdir / "stop", workdir / "ready"
+        self.acks_path = workdir / "acks"
         self.marks_path = workdir / "marks" if marks else None
         self.cmd = [
             sys.executable, "-m", "loadtest", "--bootstrap-servers", bootstrap_servers, "--topic", topic,
             *[arg for dc in dcs for arg in ("--dc", dc)], "--rate", str(rate), "--duration", str(duration),
             "--report", str(self.report_path), "--stop-file", str(self.stop_path),
-            "--ready-file", str(self.ready_path),
+            "--ready-file", str(self.ready_path), "--acks-file", str(self.acks_path),
             *(["--client-config", str(client_config_file)] if client_config_file else []),
             *(["--marks-file", str(self.marks_path)] if marks else []),
         ]  # fmt: skip

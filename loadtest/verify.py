@@ -157,3 +157,67 @@ def judge(acks, errors, reads, start, end, sent=None):
         and report["unconfirmed"] == 0
     )
     return report
+
+
+def judge_group(acked, consumed):
+    """What a consumer group read of a run, against what the producer had acknowledged.
+
+    acked: [(partition, seq)]; consumed: {member: [(partition, seq)]} of the
+    run's records, in the order each member read them. At-least-once: a
+    record read by two members (a partition handed over before its last
+    offsets were committed) is a duplicate, not an error; one read by none
+    is lost.
+    """
+    read = [key for records in consumed.values() for key in records]
+    unique = set(read)
+    lost = sorted(set(acked) - unique)
+    return {
+        "acknowledged": len(set(acked)),
+        "read": len(read),
+        "lost": len(lost),
+        "lost_examples": [f"{p} seq {s}" for p, s in lost[:10]],
+        "duplicates": len(read) - len(unique),
+        "by_member": {m: len(records) for m, records in sorted(consumed.items())},
+    }
+
+
+def owned_over_time(events):
+    """[(time, frozenset of partitions)] a member owned after each of its assignment events (incremental)."""
+    owned, timeline = set(), []
+    for event in sorted(events, key=lambda e: e["t"]):
+        if event["event"] == "assigned":
+            owned |= set(event["partitions"])
+        elif event["event"] in ("revoked", "lost"):
+            owned -= set(event["partitions"])
+        else:
+            continue
+        timeline.append((event["t"], frozenset(owned)))
+    return timeline
+
+
+def owned_at(timeline, t):
+    """The partitions a member owned at time t."""
+    current = frozenset()
+    for at, owned in timeline:
+        if at > t:
+            break
+        current = owned
+    return current
+
+
+def takeover(events, dead, killed_at):
+    """Seconds from killed_at until the surviving members together owned every partition the dead ones had.
+
+    events: {member: [event]}; dead: the members killed at killed_at.
+    None when the survivors never took all of them over.
+    """
+    timelines = {m: owned_over_time(e) for m, e in events.items()}
+    orphaned = set().union(*(owned_at(timelines[m], killed_at) for m in dead)) if dead else set()
+    if not orphaned:
+        return {"partitions": [], "seconds": 0.0}
+    survivors = [m for m in timelines if m not in dead]
+    moments = sorted({t for m in survivors for t, _ in timelines[m] if t >= killed_at})
+    for t in moments:
+        if orphaned <= set().union(*(owned_at(timelines[m], t) for m in survivors)):
+            return {"partitions": sorted(orphaned), "seconds": round(t - killed_at, 2)}
+    return {"partitions": sorted(orphaned), "seconds": None}

@@ -153,3 +153,46 @@ def test_a_leader_local_producer_picks_the_partitions_led_from_its_dc():
 def test_a_leader_local_producer_with_no_leader_in_its_dc_stops_with_a_message():
     with pytest.raises(SystemExit, match="no partition has its leader in dc1"):
         leader_local({0: 201}, {201: "dc2"}, "dc1")
+
+
+def test_a_group_that_read_every_acknowledged_record_lost_nothing_and_counts_rereads_as_duplicates():
+    acked = [(0, 0), (0, 1), (1, 0), (1, 1)]
+    consumed = {"dc1-a": [(0, 0), (0, 1), (1, 0)], "dc2-a": [(1, 0), (1, 1)]}
+    report = verify.judge_group(acked, consumed)
+    assert (report["lost"], report["duplicates"], report["read"]) == (0, 1, 5)
+    assert report["by_member"] == {"dc1-a": 3, "dc2-a": 2}
+
+
+def test_a_record_no_member_read_is_lost():
+    report = verify.judge_group([(0, 0), (0, 1), (1, 7)], {"dc1-a": [(0, 0)], "dc2-a": [(0, 1)]})
+    assert report["lost"] == 1
+    assert report["lost_examples"] == ["1 seq 7"]
+
+
+def events(*items):
+    return [{"t": t, "event": kind, "partitions": parts} for t, kind, parts in items]
+
+
+GROUP = {
+    "dc1-a": events((1.0, "assigned", [0, 1])),
+    "dc2-a": events((1.0, "assigned", [2, 3])),
+}
+
+
+def test_the_takeover_is_when_the_survivors_own_every_partition_the_dead_members_had():
+    group = dict(
+        GROUP, **{"dc1-a": events((1.0, "assigned", [0, 1]), (60.0, "assigned", [2]), (62.5, "assigned", [3]))}
+    )
+    assert verify.takeover(group, ["dc2-a"], 20.0) == {"partitions": [2, 3], "seconds": 42.5}
+
+
+def test_a_takeover_that_never_completes_has_no_time():
+    group = dict(GROUP, **{"dc1-a": events((1.0, "assigned", [0, 1]), (60.0, "assigned", [2]))})
+    assert verify.takeover(group, ["dc2-a"], 20.0) == {"partitions": [2, 3], "seconds": None}
+
+
+def test_revoked_and_lost_partitions_leave_a_members_ownership():
+    timeline = verify.owned_over_time(events((1.0, "assigned", [0, 1, 2]), (5.0, "revoked", [2]), (9.0, "lost", [0])))
+    assert verify.owned_at(timeline, 0.5) == frozenset()
+    assert verify.owned_at(timeline, 6.0) == frozenset({0, 1})
+    assert verify.owned_at(timeline, 10.0) == frozenset({1})
