@@ -23,7 +23,6 @@ import time
 import uuid
 from pathlib import Path
 
-from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient
 from smoke.checks import read_client_config
 
@@ -76,14 +75,7 @@ def locality(rx_bytes, racks, dc):
 def run(args):
     client = read_client_config(args.client_config)
     config = {"bootstrap.servers": args.bootstrap_servers, **client}
-    probe = Consumer({"group.id": "loadtest-meta", **config})
-    try:
-        meta = probe.list_topics(args.topic, timeout=30).topics[args.topic]
-        if meta.error is not None:
-            raise SystemExit(f"loadtest: topic {args.topic!r}: {meta.error.str()}")
-        partitions = sorted(meta.partitions)
-    finally:
-        probe.close()
+    partitions = sorted(harness.partition_leaders(config, args.topic))
     start_offsets = harness.end_offsets(config, args.topic, partitions)
     run_id = uuid.uuid4().hex[:12]
     readers = [harness.DcReader(config, args.topic, start_offsets, dc, run_id) for dc in args.dc]

@@ -135,6 +135,18 @@ class DcReader(threading.Thread):
             consumer.close()
 
 
+def partition_leaders(config, topic):
+    """{partition: leader id} of topic, from the cluster's metadata; an unknown topic stops the run."""
+    probe = Consumer({"group.id": "loadtest-meta", **config})
+    try:
+        meta = probe.list_topics(topic, timeout=30).topics[topic]
+        if meta.error is not None:
+            raise SystemExit(f"loadtest: topic {topic!r}: {meta.error.str()}")
+        return {p: m.leader for p, m in meta.partitions.items()}
+    finally:
+        probe.close()
+
+
 def end_offsets(config, topic, partitions):
     consumer = Consumer({"group.id": "loadtest-offsets", **config})
     try:

@@ -35,19 +35,8 @@ def leader_local(partition_leaders, racks, dc):
     return local
 
 
-def partition_leaders(config, topic):
-    probe = Consumer({"group.id": "loadtest-meta", **config})
-    try:
-        meta = probe.list_topics(topic, timeout=30).topics[topic]
-        if meta.error is not None:
-            raise SystemExit(f"loadtest.traffic: topic {topic!r}: {meta.error.str()}")
-        return {p: m.leader for p, m in meta.partitions.items()}
-    finally:
-        probe.close()
-
-
 def produce(config, args):
-    leaders = partition_leaders(config, args.topic)
+    leaders = harness.partition_leaders(config, args.topic)
     partitions = leader_local(leaders, broker_racks(config), args.dc) if args.leader_local else sorted(leaders)
     producer = Producer(
         {**config, "acks": "all", "enable.idempotence": True, "compression.type": "none", "linger.ms": 20}

@@ -22,7 +22,6 @@ from tests.playbook import REPO, run
 CLUSTER = inventory.load()
 BOOTSTRAP = CLUSTER.bootstrap_servers
 BROKERS = nodes.by_dc(nodes.with_role(CLUSTER.records, "broker"))
-METRICS_PORT = 7071
 REPLICATION_BYTES_OUT = "kafka_server_brokertopicmetrics_replicationbytesout_total"
 TOPICS = [{"name": f"bench-{i:03d}", "partitions": 2, "configs": {"retention.ms": 3600000 + i}} for i in range(200)]
 QUOTAS = [
@@ -74,7 +73,9 @@ def replication_bytes_out():
     """{broker: bytes it has sent to follower replicas}, from each broker's own counter (JMX exporter)."""
     out = {}
     for node in CLUSTER.brokers:
-        text = urllib.request.urlopen(f"http://{node.address}:{METRICS_PORT}/metrics", timeout=10).read().decode()
+        text = (
+            urllib.request.urlopen(f"http://{node.address}:{CLUSTER.metrics_port}/metrics", timeout=10).read().decode()
+        )
         found = re.search(
             r"^kafka_server_brokertopicmetrics_replicationbytesout_total(?:\{\})? ([0-9.eE+-]+)$", text, re.M
         )

@@ -32,7 +32,6 @@ from tests import dcnet
 
 REPO = Path(__file__).resolve().parents[1]
 TOPIC = "traffic"
-METRICS_PORT = 7071
 RECORDS, SIZE = 20_000, 1024
 
 
@@ -40,7 +39,7 @@ def scrape(cluster):
     """{broker id: counters} read from every broker's exporter; any read error stops the run."""
     out = {}
     for node in cluster.brokers:
-        url = f"http://{node.address}:{METRICS_PORT}/metrics"
+        url = f"http://{node.address}:{cluster.metrics_port}/metrics"
         with urllib.request.urlopen(url, timeout=10) as response:
             out[node.node_id] = traffic.broker_counters(response.read().decode())
     return out

@@ -63,6 +63,7 @@ class Cluster:
     controller_port: int
     admin_port: int
     replication_port: int
+    metrics_port: int  # every node's Prometheus JMX exporter
     # librdkafka settings of each SCRAM user (the tests connect as kafka-verify,
     # a super user; the load harness as kafka-load), and kafka-python settings
     # of the admin identity (the admin certificate) for admin-protocol reads.
@@ -181,6 +182,7 @@ def load(inventory=None):
         controller_port=int(listeners[settings["kafka_controller_listener"]]["port"]),
         admin_port=int(listeners[admin_listener]["port"]),
         replication_port=int(listeners[settings["kafka_inter_broker_listener"]]["port"]),
+        metrics_port=int(settings["kafka_metrics_port"]),
         user_configs=user_configs,
         admin_config=admin_config,
     )

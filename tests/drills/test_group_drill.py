@@ -30,6 +30,7 @@ import uuid
 from pathlib import Path
 
 from loadtest import verify
+from loadtest.__main__ import locality
 from loadtest.background import BackgroundLoad
 from tests.cluster import REPO, playbook, wait_until
 from tests.dcnet import DcClient
@@ -85,11 +86,9 @@ class Group:
 
     def own_dc_share(self, member):
         """The share of the record bytes the member fetched that came from brokers of its own DC."""
-        rx = json.loads((self.workdir / f"{member}.json").read_text())["fetched_bytes"]
+        fetched = json.loads((self.workdir / f"{member}.json").read_text())["fetched_bytes"]
         racks = {n.node_id: n.dc for n in self.cluster.brokers}
-        total = sum(rx.values())
-        own = sum(v for b, v in rx.items() if racks.get(int(b)) == self.dcs[member])
-        return round(own / total, 4) if total else None
+        return locality({int(b): n for b, n in fetched.items()}, racks, self.dcs[member])
 
     def kill(self, members):
         for member in members:
@@ -132,9 +131,7 @@ def test_an_active_active_group_hands_a_lost_dcs_partitions_over_and_loses_nothi
             for client in (near, far):
                 for suffix in ("a", "b"):
                     group.start(f"{client.dc}-{suffix}", client)
-            spread = wait_until(
-                lambda: all(group.owned().values()) and set().union(*group.owned().values()) == partitions, timeout=90
-            )
+            spread = wait_until(lambda: covers(group.owned(), partitions), timeout=90)
             check("every member owns partitions, and together all of them", spread, group.owned())
             load.start()
             time.sleep(20)
@@ -190,6 +187,11 @@ def test_an_active_active_group_hands_a_lost_dcs_partitions_over_and_loses_nothi
     print(f"group: {result}; takeover {figures['takeover']}; report {out}")
     failed = [c for c in checks if not c["passed"]]
     assert not failed, failed
+
+
+def covers(owned, partitions):
+    """Whether every member owns partitions and together they own all of them."""
+    return all(owned.values()) and set().union(*owned.values()) == partitions
 
 
 def load_run_id(load):
