@@ -59,12 +59,11 @@ def settled(cluster, timeout=60, interval=2):
 
 
 def client(dc_client, cluster, workdir, *args):
-    """Run python -m loadtest.traffic in dc_client's namespace; its JSON answer."""
-    cmd = dc_client.wrap(
-        [sys.executable, "-m", "loadtest.traffic", *args, "--topic", TOPIC,
-         "--bootstrap-servers", cluster.bootstrap_servers,
-         "--client-config", str(cluster.client_config_file(workdir))]
-    )  # fmt: skip
+    """Run python -m loadtest.traffic in dc_client's namespace (None: on the host); its JSON answer."""
+    cmd = [sys.executable, "-m", "loadtest.traffic", *args, "--topic", TOPIC,
+           "--bootstrap-servers", cluster.bootstrap_servers,
+           "--client-config", str(cluster.client_config_file(workdir))]  # fmt: skip
+    cmd = dc_client.wrap(cmd) if dc_client is not None else cmd
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=os.environ, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(args)}: {proc.stderr.strip()[-2000:]}")

@@ -16,6 +16,8 @@ import ipaddress
 import itertools
 import json
 import subprocess
+import threading
+import time
 
 TABLE = "stretch_traffic"
 CLIENT_HOST = 250  # the namespace's address in its DC's subnet
@@ -90,6 +92,41 @@ class RoutedBytes:
 
     def __exit__(self, *exc):
         _run("nft", "delete", "table", "inet", TABLE, check=False)
+
+
+class Sampler(threading.Thread):
+    """Reads RoutedBytes every interval seconds, from start() until stop(): [(seconds since the epoch, {pair: bytes})].
+
+    Wall-clock time, so that the samples line up with the times a playbook's log gives its tasks.
+    """
+
+    def __init__(self, routed, interval=1.0):
+        super().__init__(daemon=True)
+        self.routed, self.interval = routed, interval
+        self.samples, self.error = [], None
+        self._done = threading.Event()
+
+    def run(self):
+        try:
+            while True:
+                counts = self.routed.read()
+                self.samples.append((time.time(), {pair: b for pair, (b, _) in counts.items()}))
+                if self._done.wait(self.interval):
+                    return
+        except Exception as exc:  # noqa: BLE001  raised by stop(), in the caller's thread
+            self.error = exc
+
+    def stop(self):
+        self._done.set()
+        self.join(timeout=30)
+        if self.error is not None:
+            raise RuntimeError(f"reading the routed bytes failed: {self.error}") from self.error
+        return self.samples
+
+    def series(self, pair, until=None):
+        """[(seconds since the first sample, bytes counted since it)] of one DC pair, up to the time until."""
+        t0, first = self.samples[0]
+        return [(t - t0, counts[pair] - first[pair]) for t, counts in self.samples if until is None or t <= until]
 
 
 def between(before, after):

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,6 +58,14 @@ class Run:
             if task_name in task["task"]["name"]
             for host, result in task["hosts"].items()
         ]
+
+    def started(self, task_name):
+        """When the first task whose name contains task_name started, in seconds since the epoch; None if none ran."""
+        for task in self.tasks:
+            if task_name in task["task"]["name"]:
+                start = task["task"].get("duration", {}).get("start")
+                return datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp() if start else None
+        return None
 
     def messages(self):
         """Every msg a task returned, for matching what an operator would read."""

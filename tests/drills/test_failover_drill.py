@@ -28,8 +28,10 @@ import re
 import subprocess
 import time
 
-from ansible_collections.stretch.kafka.plugins.module_utils import gates
+from ansible_collections.stretch.kafka.plugins.module_utils import gates, traffic
 from loadtest.background import BackgroundLoad
+from scripts import traffic as traffic_runs
+from tests import dcnet
 from tests.cluster import REPO, playbook, quorum_leader_id, wait_until
 
 REPORTS = REPO / "reports"
@@ -37,6 +39,13 @@ REPORTS = REPO / "reports"
 # led and writable, at min ISR, with one active controller.
 NOT_ON_DC_LOSS = ("KafkaOfflinePartitions", "KafkaUnderMinIsr", "KafkaNoActiveController",
                   "KafkaMoreThanOneActiveController")  # fmt: skip
+# The backlog written while the second DC is down, and the throttle its
+# recovery runs under: low enough that catching up takes about 30 s.
+BACKLOG_RECORDS, BACKLOG_RECORD_BYTES = 20_000, 1024
+THROTTLE_RATE = 1_048_576
+# Kafka holds the throttle's rate over its quota window
+# (replication.quota.window.num 11 x replication.quota.window.size.seconds 1).
+THROTTLE_WINDOW = 10
 
 
 class Drill:
@@ -80,10 +89,13 @@ class Drill:
         return int(found.group(1)) if found else None
 
     def throttle_rates(self):
+        """The replication throttle's rates left: cluster-wide ("cluster") and on each broker."""
         admin = self.cluster.admin(timeout=15)
         try:
             configs = admin.broker_configs(b for b, info in admin.brokers().items() if not info["fenced"])
-            return {b: {k: v for k, v in c.items() if "throttled.rate" in k} for b, c in configs.items() if c}
+            configs["cluster"] = admin.cluster_configs()
+            rates = {b: {k: v for k, v in c.items() if "throttled.rate" in k} for b, c in configs.items()}
+            return {b: r for b, r in rates.items() if r}
         finally:
             admin.close()
 
@@ -139,14 +151,69 @@ class Drill:
         self.check(f"{dc} back: its alerts resolve", resolved, f"{waited:.0f} s after the recovery; {self.firing()}")
         return round(waited, 1)
 
-    def recover(self, dc, smoke):
+    def recover(self, dc, smoke, **extra):
         self.load.mark(f"{dc} recovering")
         # The smoke test's kernel counters count only its own reads, so they stay on under load.
-        run = self.playbook("dc-recovery", kafka_ops_failover_dc=dc, kafka_ops_recovery_smoke_test=smoke)
+        run = self.playbook("dc-recovery", kafka_ops_failover_dc=dc, kafka_ops_recovery_smoke_test=smoke, **extra)
         self.check(f"{dc} back: dc-recovery.yml passes", run.ok, run.log)
         left = self.throttle_rates()
         self.check(f"{dc} back: no replication throttle left on any broker", not left, left or "")
         return run
+
+    def recover_under_throttle(self, dc, workdir):
+        """Writes a backlog while dc is down, then recovers dc under a low throttle with the link sampled each second.
+
+        While dc is down every leader is in the other DC. The throttle's rate
+        holds on every broker (cluster-wide): each leader for what it sends to
+        replicas out of sync, each of dc's brokers for what it fetches. The
+        catch-up may cross the link at that rate times the fewer of the two
+        (here both DCs have two brokers), over the throttle's window, and 10%
+        more at most. Judged while the throttle is on: after the playbook
+        removes it, its smoke test writes and replicates at full speed.
+        """
+        (survivor,) = [d for d in self.cluster.dcs if d != dc]
+        wrote = traffic_runs.client(None, self.cluster, workdir, "produce", "--records", str(BACKLOG_RECORDS),
+                                    "--size", str(BACKLOG_RECORD_BYTES))  # fmt: skip
+        with dcnet.RoutedBytes(self.cluster.dcs, {self.cluster.replication_port}) as routed:
+            sampler = dcnet.Sampler(routed)
+            sampler.start()
+            try:
+                run = self.recover(dc, smoke=True, kafka_admin_replication_throttle_rate=THROTTLE_RATE)
+            finally:
+                sampler.stop()
+        removed = run.started("Remove the replication throttle")
+        series = sampler.series((survivor, dc), until=removed) if removed else [(0.0, 0)]
+        crossed = series[-1][1]
+        senders, receivers = ([n for n in self.cluster.brokers if n.dc == d] for d in (survivor, dc))
+        cap = THROTTLE_RATE * min(len(senders), len(receivers))
+        peak = traffic.peak_rate(series, THROTTLE_WINDOW)
+        # The catch-up's span: from the first 1% of the bytes to the last.
+        started = next(t for t, b in series if b >= 0.01 * crossed)
+        ended = next(t for t, b in series if b >= 0.99 * crossed)
+        figures = {
+            "backlog_bytes": wrote["value_bytes"],
+            "crossed_bytes_while_throttled": crossed,
+            "crossed_bytes_in_the_whole_recovery": sampler.series((survivor, dc))[-1][1],
+            "cap_bytes_per_second": cap,
+            "peak_rate_over_window": round(peak or 0),
+            "peak_rate_over_1s": round(traffic.peak_rate(series, 1) or 0),
+            "catch_up_seconds": round(ended - started, 1),
+            "mean_rate": round(0.98 * crossed / (ended - started)) if ended > started else None,
+        }
+        # Two replicas in dc of every backlog byte, over the link's replication port, while throttled.
+        self.check(
+            f"{dc} back: the catch-up crossed the link under the throttle: at least the backlog's two replicas",
+            removed is not None and crossed >= 2 * wrote["value_bytes"],
+            f"{crossed:,} B for a backlog of {wrote['value_bytes']:,} B"
+            + ("" if removed else f"; no throttle removal found in {run.log}"),
+        )
+        self.check(
+            f"{dc} back: the catch-up held the throttle over {THROTTLE_WINDOW} s, within 10% of {cap:,} B/s",
+            peak is not None and peak <= 1.1 * cap,
+            f"peak {figures['peak_rate_over_window']:,} B/s ({(peak or 0) / cap:.0%} of it), "
+            f"{figures['catch_up_seconds']} s at {figures['mean_rate']} B/s",
+        )
+        return run, figures
 
     def strict_mode(self):
         strict = {"kafka_min_insync_replicas": 3, "kafka_ops_recovery_smoke_test": False}
@@ -193,7 +260,7 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
         f[f"{second}_failover_writable_after_seconds"] = lost.stats["kafka_failover"]["writable_after_seconds"]
         time.sleep(20)
         f[f"{second}_alerts_firing_after_seconds"] = drill.alerts_fire(second)
-        back = drill.recover(second, smoke=True)
+        back, f[f"{second}_catch_up_under_throttle"] = drill.recover_under_throttle(second, tmp_path)
         f[f"{second}_recovery_playbook_seconds"] = back.seconds
         f[f"{second}_recovery_seconds"] = back.stats.get("kafka_recovery", {}).get("healthy_after_seconds")
         f[f"{second}_alerts_resolved_after_recovery_seconds"] = drill.alerts_resolve(second)

@@ -67,6 +67,16 @@ def topic_configs(admin, topic):
     return {k: c.value for k, c in configs.items() if c.source == 1}  # DYNAMIC_TOPIC_CONFIG
 
 
+def cluster_rates(cluster, hosts):
+    """The replication throttle's rates set as cluster-wide defaults (what every broker applies), as Kafka's own
+    kafka-configs reports them."""
+    out = hosts[cluster.brokers[0].host].check_output(
+        f"kafka-configs --bootstrap-server {cluster.brokers[0].address}:{cluster.admin_port}"
+        " --command-config /etc/kafka/client.properties --entity-type brokers --entity-default --describe"
+    )
+    return dict(re.findall(r"\b((?:leader|follower)\.replication\.throttled\.rate)=(\d+)", out))
+
+
 def broker_rates(admin, cluster):
     found = {}
     for broker in cluster.brokers:
@@ -283,14 +293,15 @@ def test_client_quotas_are_in_effect_and_reconciled_idempotently(cluster):
     assert produced_throttle_ms(cluster, "it-unthrottled") == 0
 
 
-def test_the_replication_throttle_is_applied_to_every_broker_and_topic_and_removed(cluster, admin):
+def test_the_replication_throttle_is_applied_cluster_wide_and_to_every_topic_and_removed(cluster, admin, hosts):
     rate = "5242880"
     present = playbook(
         cluster, "quotas", kafka_admin_replication_throttle="present", kafka_admin_replication_throttle_rate=int(rate)
     )
     assert present.returncode == 0, present.text[-3000:]
     assert present.changed == 1
-    assert broker_rates(admin, cluster) == {b.node_id: dict.fromkeys(RATES, rate) for b in cluster.brokers}
+    assert cluster_rates(cluster, hosts) == dict.fromkeys(RATES, rate)
+    assert broker_rates(admin, cluster) == {b.node_id: {} for b in cluster.brokers}
     again = playbook(
         cluster, "quotas", kafka_admin_replication_throttle="present", kafka_admin_replication_throttle_rate=int(rate)
     )
@@ -300,6 +311,7 @@ def test_the_replication_throttle_is_applied_to_every_broker_and_topic_and_remov
     absent = playbook(cluster, "quotas")
     assert absent.returncode == 0
     assert absent.changed == 1
+    assert cluster_rates(cluster, hosts) == {}
     assert broker_rates(admin, cluster) == {b.node_id: {} for b in cluster.brokers}
     assert not any(k in THROTTLES for k in topic_configs(admin, "smoke"))
     assert playbook(cluster, "quotas").changed == 0
@@ -330,7 +342,7 @@ def test_a_converge_puts_back_the_declared_cluster_wide_min_isr(cluster, hosts):
     assert cluster_min_isr(cluster, hosts) == 2
 
 
-def test_a_topics_run_during_a_recovery_leaves_the_recovery_throttle_as_it_was(cluster, admin):
+def test_a_topics_run_during_a_recovery_leaves_the_recovery_throttle_as_it_was(cluster, admin, hosts):
     rate = 5242880
     create_topic(admin, "it-moved", partitions=2, replication_factor=3)
     assert playbook(
@@ -343,7 +355,8 @@ def test_a_topics_run_during_a_recovery_leaves_the_recovery_throttle_as_it_was(c
         )  # fmt: skip
         assert proc.returncode == 0, proc.text[-3000:]
         assert "reassign it-moved-0" in proc.text
-        assert broker_rates(admin, cluster) == {b.node_id: dict.fromkeys(RATES, str(rate)) for b in cluster.brokers}
+        assert cluster_rates(cluster, hosts) == dict.fromkeys(RATES, str(rate))
+        assert broker_rates(admin, cluster) == {b.node_id: {} for b in cluster.brokers}
         for topic in ("it-moved", "smoke"):
             assert {k: v for k, v in topic_configs(admin, topic).items() if k in THROTTLES} == dict.fromkeys(
                 THROTTLES, "*"

@@ -3,6 +3,8 @@
 import pytest
 
 from ansible_collections.stretch.kafka.plugins.module_utils.quotas import (
+    RATE_KEYS,
+    REPLICA_KEYS,
     QuotaError,
     entity_label,
     normalize,
@@ -66,24 +68,39 @@ def test_bad_quotas_are_refused_naming_the_entity_or_the_key(item, message):
     assert message in str(err.value)
 
 
-def test_the_replication_throttle_is_applied_to_every_broker_and_topic_then_removed():
-    brokers = {101: {}, 201: {"leader.replication.throttled.rate": "100"}}
-    topics = {"orders": {}, "smoke": {"leader.replication.throttled.replicas": "*"}}
-    present = throttle_plan("present", 100, brokers, topics)
-    assert present["brokers"] == {
-        101: {
-            "set": {"leader.replication.throttled.rate": "100", "follower.replication.throttled.rate": "100"},
-            "delete": [],
-        },
-        201: {"set": {"follower.replication.throttled.rate": "100"}, "delete": []},
+def test_the_replication_throttle_is_applied_cluster_wide_and_to_every_topic_then_removed():
+    cluster = {"leader.replication.throttled.rate": "100", "min.insync.replicas": "2"}
+    brokers = {
+        101: {},
+        201: {"follower.replication.throttled.rate": "100"},
+        202: {"leader.replication.throttled.rate": "5"},
     }
-    assert present["topics"]["smoke"] == {"set": {"follower.replication.throttled.replicas": "*"}, "delete": []}
-    absent = throttle_plan("absent", None, brokers, topics)
+    topics = {"orders": {}, "smoke": {"leader.replication.throttled.replicas": "*"}}
+    present = throttle_plan("present", 100, brokers, topics, cluster)
+    # The defaults hold for every broker, one that is down now too; a broker's own other rate would override them.
+    assert present["cluster"] == {"set": {"follower.replication.throttled.rate": "100"}, "delete": []}
+    assert present["brokers"] == {202: {"set": {}, "delete": ["leader.replication.throttled.rate"]}}
+    assert present["topics"] == {
+        "orders": {"set": dict.fromkeys(REPLICA_KEYS, "*"), "delete": []},
+        "smoke": {"set": {"follower.replication.throttled.replicas": "*"}, "delete": []},
+    }
+    absent = throttle_plan("absent", None, brokers, topics, cluster)
     assert absent == {
-        "brokers": {201: {"set": {}, "delete": ["leader.replication.throttled.rate"]}},
+        "cluster": {"set": {}, "delete": ["leader.replication.throttled.rate"]},
+        "brokers": {
+            201: {"set": {}, "delete": ["follower.replication.throttled.rate"]},
+            202: {"set": {}, "delete": ["leader.replication.throttled.rate"]},
+        },
         "topics": {"smoke": {"set": {}, "delete": ["leader.replication.throttled.replicas"]}},
     }
-    assert throttle_plan("absent", None, {101: {}}, {"orders": {}}) == {"brokers": {}, "topics": {}}
+    nothing = {"cluster": {"set": {}, "delete": []}, "brokers": {}, "topics": {}}
+    assert throttle_plan("absent", None, {101: {}}, {"orders": {}}, {"min.insync.replicas": "2"}) == nothing
+    on = {
+        "cluster": dict.fromkeys(RATE_KEYS, "100"),
+        "brokers": {101: {}},
+        "topics": {"orders": dict.fromkeys(REPLICA_KEYS, "*")},
+    }
+    assert throttle_plan("present", 100, on["brokers"], on["topics"], on["cluster"]) == nothing
 
 
 @pytest.mark.parametrize(("state", "rate"), [("on", 1), ("present", 0), ("present", "fast")])

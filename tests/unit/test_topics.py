@@ -9,6 +9,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.topics import (
     normalize,
     plan,
     summary,
+    throttle_plan,
     throttled_replicas,
 )
 
@@ -71,6 +72,23 @@ def test_raising_the_replication_factor_throttles_only_the_added_replicas():
     throttle = throttled_replicas(changes["reassign"], current)["legacy"]
     assert throttle["leader.replication.throttled.replicas"] == "0:101,0:201,0:102,1:202,1:101,1:201"
     assert throttle["follower.replication.throttled.replicas"] == "0:202,1:102"
+
+
+RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+
+
+def test_a_move_sets_rates_where_none_holds_and_keeps_the_recovery_throttles_cluster_wide_ones():
+    current = {"legacy": existing([[101, 201, 102], [202, 101, 201]])}
+    moves = plan(declared({"name": "legacy", "partitions": 2}), current, BROKERS)["reassign"]
+    # No throttle on: the move sets its rate on each broker and takes it off again after.
+    bare = throttle_plan(moves, current, [101, 201], 50, {101: {}, 201: {}}, {"legacy": {}}, {})
+    assert bare["apply"]["brokers"] == {b: {"set": dict.fromkeys(RATES, "50"), "delete": []} for b in (101, 201)}
+    assert bare["restore"]["brokers"] == {b: {"set": {}, "delete": list(RATES)} for b in (101, 201)}
+    # A recovery throttle on: its cluster-wide rates hold for every broker, so the move sets none and removes none.
+    recovery = {**dict.fromkeys(RATES, "70"), "min.insync.replicas": "2"}
+    star = {"legacy": {"leader.replication.throttled.replicas": "*", "follower.replication.throttled.replicas": "*"}}
+    kept = throttle_plan(moves, current, [101, 201], 50, {101: {}, 201: {}}, star, recovery)
+    assert kept == {"apply": {"brokers": {}, "topics": {}}, "restore": {"brokers": {}, "topics": {}}}
 
 
 def test_undeclared_topics_are_deleted_only_when_asked_and_internal_ones_never():

@@ -16,11 +16,12 @@ KAFKA_PLACED = {0: [101, 201, 102], 1: [201, 102, 202]}  # RF 3, racks alternati
 class FakeAdmin:
     """The Admin methods a topics run calls, over plain dicts; records every write."""
 
-    def __init__(self, topics=None, broker_configs=None, topic_configs=None, refuse=None):
+    def __init__(self, topics=None, broker_configs=None, topic_configs=None, refuse=None, cluster_configs=None):
         self.topic_state = copy.deepcopy(topics or {})
         self.broker_cfg = {b["node_id"]: {} for b in BROKERS}
         self.broker_cfg.update(copy.deepcopy(broker_configs or {}))
         self.topic_cfg = copy.deepcopy(topic_configs or {})
+        self.cluster_cfg = copy.deepcopy(cluster_configs or {})
         self.refuse = refuse or {}
         self.writes = []
 
@@ -41,6 +42,9 @@ class FakeAdmin:
 
     def broker_configs(self, ids):
         return {b: dict(self.broker_cfg.get(b, {})) for b in ids}
+
+    def cluster_configs(self):
+        return dict(self.cluster_cfg)
 
     def create_topics(self, creates, validate_only=False):
         if not validate_only and creates:
@@ -96,13 +100,15 @@ def test_a_move_sets_a_throttle_on_the_added_replicas_and_removes_it_afterwards(
 
 
 def test_a_move_during_a_recovery_keeps_the_recovery_throttle_as_it_was():
-    recovery_rates = {b["node_id"]: dict.fromkeys(RATE_KEYS, "5000") for b in BROKERS}
+    # The recovery throttle's rates are cluster-wide: they hold for every broker, so the move sets none of its own.
+    recovery_rates = {**dict.fromkeys(RATE_KEYS, "5000"), "min.insync.replicas": "2"}
     recovery_topics = {"legacy": dict.fromkeys(REPLICA_KEYS, "*"), "other": dict.fromkeys(REPLICA_KEYS, "*")}
-    admin = FakeAdmin({"legacy": KAFKA_PLACED}, recovery_rates, recovery_topics)
+    admin = FakeAdmin({"legacy": KAFKA_PLACED}, None, recovery_topics, cluster_configs=recovery_rates)
     run(admin, {"name": "legacy", "partitions": 2})
-    assert admin.broker_cfg == recovery_rates
+    no_rates = {b["node_id"]: {} for b in BROKERS}
+    assert admin.broker_cfg == no_rates
     assert admin.topic_cfg == recovery_topics
-    assert admin.during == (recovery_rates, recovery_topics), "the move ran under the recovery throttle as it was"
+    assert admin.during == (no_rates, recovery_topics), "the move ran under the recovery throttle as it was"
 
 
 def test_a_move_restores_a_rate_set_before_it_and_removes_only_its_own():

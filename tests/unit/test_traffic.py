@@ -7,6 +7,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.traffic import (
     cross_dc,
     disagreement,
     model_ratio,
+    peak_rate,
     produced,
     samples,
     totals,
@@ -125,3 +126,27 @@ def test_disagreement_is_relative_to_the_larger():
     assert disagreement(95.0, 100.0) == pytest.approx(0.05)
     assert disagreement(100.0, 95.0) == pytest.approx(0.05)
     assert disagreement(0.0, 0.0) == 0.0
+
+
+def test_the_peak_rate_is_over_spans_of_the_window_not_per_sample():
+    # 10 bytes/s, then a burst of 50 bytes in one second: over 1 s the peak is 50, over 5 s it is 18.
+    counts = [0, 10, 20, 30, 40, 90, 100, 110, 120, 130, 140]
+    points = list(enumerate(counts))
+    assert peak_rate(points, 1) == 50
+    assert peak_rate(points, 5) == pytest.approx(90 / 5)
+    assert peak_rate(points, 10) == pytest.approx(14)
+
+
+def test_the_peak_rate_spans_at_least_the_window_between_uneven_samples():
+    points = [(0.0, 0), (0.5, 100), (2.5, 300), (3.0, 1000), (5.0, 1100)]
+    # From 0.0 the first sample 2 s on is at 2.5 s (300 / 2.5); from 0.5 also 2.5 s (200 / 2);
+    # from 2.5 it is 5.0 s (800 / 2.5); from 3.0, 5.0 s (100 / 2).
+    assert peak_rate(points, 2) == pytest.approx(800 / 2.5)
+
+
+def test_the_peak_rate_of_too_short_a_run_is_none_and_a_counter_going_back_is_an_error():
+    assert peak_rate([(0, 0), (1, 5)], 2) is None
+    with pytest.raises(ValueError, match="went back"):
+        peak_rate([(0, 10), (1, 5)], 1)
+    with pytest.raises(ValueError, match="positive"):
+        peak_rate([(0, 0)], 0)

@@ -85,30 +85,38 @@ def plan(declared, current, remove_undeclared=False):
     return changes
 
 
-def throttle_plan(state, rate, broker_configs, topic_configs):
+def throttle_plan(state, rate, broker_configs, topic_configs, cluster_configs=None):
     """Changes that apply (state "present") or remove the replication throttle.
 
+    The rates go to the cluster-wide defaults, which every broker applies,
+    one that starts later too (a DC's brokers are down when its recovery
+    throttle is applied, and a broker's own configuration can only be changed
+    through it). A rate set on a broker itself overrides the default, so
+    "present" removes one that differs from the rate, and "absent" removes
+    them all.
+
     broker_configs: {broker id: {key: value}}, topic_configs: {topic: {key: value}},
-    the dynamic configs each has now. Returns {"brokers": {...}, "topics": {...}},
-    each {name: {"set": {...}, "delete": [...]}}.
+    cluster_configs: {key: value}, the dynamic configs each has now. Returns
+    {"cluster": {"set": {...}, "delete": [...]}, "brokers": {...}, "topics": {...}},
+    the last two {name: {"set": {...}, "delete": [...]}}.
     """
     if state not in ("present", "absent"):
         raise QuotaError(f"replication throttle state must be present or absent, got {state!r}")
     if state == "present" and (isinstance(rate, bool) or not isinstance(rate, int) or rate <= 0):
         raise QuotaError(f"replication throttle rate must be a positive number of bytes per second, got {rate!r}")
+    value = str(rate)
 
-    def reconcile(configs, keys, value):
-        out = {}
-        for name, have in sorted(configs.items()):
-            if state == "present":
-                change = {"set": {k: value for k in keys if have.get(k) != value}, "delete": []}
-            else:
-                change = {"set": {}, "delete": [k for k in keys if k in have]}
-            if change["set"] or change["delete"]:
-                out[name] = change
-        return out
+    def change(have, keys, wanted):
+        if state == "present" and wanted is not None:
+            return {"set": {k: wanted for k in keys if have.get(k) != wanted}, "delete": []}
+        stale = [k for k in keys if k in have and (state == "absent" or have[k] != value)]
+        return {"set": {}, "delete": stale}
+
+    def nonempty(changes):
+        return {name: c for name, c in sorted(changes.items()) if c["set"] or c["delete"]}
 
     return {
-        "brokers": reconcile(broker_configs, RATE_KEYS, str(rate)),
-        "topics": reconcile(topic_configs, REPLICA_KEYS, "*"),
+        "cluster": change(cluster_configs or {}, RATE_KEYS, value),
+        "brokers": nonempty({b: change(have, RATE_KEYS, None) for b, have in broker_configs.items()}),
+        "topics": nonempty({t: change(have, REPLICA_KEYS, "*") for t, have in topic_configs.items()}),
     }

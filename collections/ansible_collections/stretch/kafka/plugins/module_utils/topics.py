@@ -271,12 +271,13 @@ def _restore(before, keys, ours):
     return change
 
 
-def throttle_plan(moves, current, broker_ids, rate, broker_configs, topic_configs):
+def throttle_plan(moves, current, broker_ids, rate, broker_configs, topic_configs, cluster_configs=None):
     """What a reassignment sets for its throttle, and what puts back the throttle that was there before.
 
-    broker_configs, topic_configs: the brokers' and moved topics' dynamic configs
-    before the move. A recovery throttle ("*" replicas, a rate) that is on
-    during the move is kept: its rate stays, its replica lists are restored.
+    broker_configs, topic_configs, cluster_configs: the brokers', the moved
+    topics' and the cluster-wide dynamic configs before the move. A recovery
+    throttle ("*" replicas, cluster-wide rates) that is on during the move is
+    kept: its rates stay, its replica lists are restored.
     Returns {"apply": {"brokers": {...}, "topics": {...}}, "restore": {...}},
     each {name: {"set": {...}, "delete": [...]}}.
     """
@@ -285,13 +286,14 @@ def throttle_plan(moves, current, broker_ids, rate, broker_configs, topic_config
     restore = {"brokers": {}, "topics": {}}
     if not throttled:
         return {"apply": apply, "restore": restore}
+    defaults = {k: v for k, v in (cluster_configs or {}).items() if k in RATE_KEYS}
     for broker in broker_ids:
-        have = broker_configs.get(broker, {})
-        # A rate already set (the recovery throttle) is the operator's: keep it.
-        ours = {k: str(rate) for k in RATE_KEYS if k not in have}
+        own = broker_configs.get(broker, {})
+        # A rate already set (the recovery throttle, cluster-wide) is the operator's: keep it.
+        ours = {k: str(rate) for k in RATE_KEYS if k not in {**defaults, **own}}
         if ours:
             apply["brokers"][broker] = {"set": ours, "delete": []}
-            restore["brokers"][broker] = _restore(have, RATE_KEYS, ours)
+            restore["brokers"][broker] = _restore(own, RATE_KEYS, ours)
     for name, keys in throttled.items():
         have = topic_configs.get(name, {})
         if all(have.get(k) == "*" for k in THROTTLE_KEYS):
@@ -315,6 +317,7 @@ def reassign(admin, changes, current, broker_ids, rate, timeout):
         rate,
         admin.broker_configs(broker_ids),
         admin.topic_configs(list(moves)),
+        admin.cluster_configs(),
     )
     admin.alter_configs("broker", plan_["apply"]["brokers"])
     admin.alter_configs("topic", plan_["apply"]["topics"])

@@ -136,3 +136,30 @@ def disagreement(a, b):
     """|a - b| relative to the larger of the two (0.0 when both are 0)."""
     top = max(abs(a), abs(b))
     return abs(a - b) / top if top else 0.0
+
+
+def peak_rate(samples, window):
+    """The highest rate, in bytes per second, over any span of at least window seconds of samples.
+
+    samples: [(seconds, cumulative bytes)] in time order, e.g. a kernel
+    counter read every second. Each span starts at a sample and ends at the
+    first sample window seconds or more later. Kafka's replication throttle
+    holds a rate averaged over its quota window (11 samples of 1 s by
+    default), so it is judged over spans that long, not per second.
+    Returns None when the samples span less than window.
+    """
+    if window <= 0:
+        raise ValueError(f"window must be positive, got {window!r}")
+    peak, end = None, 0
+    for start, (t0, b0) in enumerate(samples):
+        end = max(end, start + 1)
+        while end < len(samples) and samples[end][0] - t0 < window:
+            end += 1
+        if end == len(samples):
+            break
+        t1, b1 = samples[end]
+        if b1 < b0:
+            raise ValueError(f"the counter went back from {b0} to {b1} at {t1} s")
+        rate = (b1 - b0) / (t1 - t0)
+        peak = rate if peak is None else max(peak, rate)
+    return peak

@@ -9,8 +9,9 @@ short_description: Keep Kafka's client quotas and the replication throttle as de
 description:
   - Compares the declared client quotas (users, client ids, their combinations and defaults)
     with the cluster's and changes what differs, in one batched request, with no JVM.
-  - Applies or removes the replication throttle used while a DC recovers, on every
-    registered broker (rates) and every topic (all replicas).
+  - Applies or removes the replication throttle used while a DC recovers: its rates as
+    cluster-wide defaults (which a broker that starts later applies too) and all replicas
+    of every topic; removing it also removes rates set on single brokers.
   - Changes are first sent with validate_only; supports check mode and diff mode.
 options:
   quotas:
@@ -69,14 +70,19 @@ def describe(kind, changes, label=str):
 
 def throttle_changes(admin, throttle):
     if not throttle:
-        return {"brokers": {}, "topics": {}}
+        return {"cluster": {"set": {}, "delete": []}, "brokers": {}, "topics": {}}
     brokers = [b for b, info in admin.brokers().items() if not info["fenced"]]
     return quotas.throttle_plan(
         throttle.get("state"),
         throttle.get("rate"),
         admin.broker_configs(brokers),
         admin.topic_configs(admin.topics()),
+        admin.cluster_configs(),
     )
+
+
+def cluster_errors(error):
+    return {"cluster-wide defaults": error} if error else {}
 
 
 def run(module, admin, declared):
@@ -84,11 +90,14 @@ def run(module, admin, declared):
     changes = quotas.plan(declared, admin.quotas(), params["remove_undeclared"])
     throttle = throttle_changes(admin, params["replication_throttle"])
     lines = describe("quota", changes, quotas.entity_label)
+    cluster = throttle["cluster"]
+    lines += describe("cluster-wide", {"defaults": cluster} if cluster["set"] or cluster["delete"] else {})
     lines += describe("broker", throttle["brokers"]) + describe("topic", throttle["topics"])
     result = {"changed": bool(lines), "changes": lines}
     if module._diff:  # noqa: SLF001  AnsibleModule's own diff flag
         result["diff"] = {"before": "", "after": "\n".join(lines) + "\n"}
     refused = {quotas.entity_label(k): v for k, v in admin.alter_quotas(changes, validate_only=True).items()}
+    refused.update(cluster_errors(admin.alter_cluster_configs(cluster, validate_only=True)))
     refused.update(admin.alter_configs("broker", throttle["brokers"], validate_only=True))
     refused.update(admin.alter_configs("topic", throttle["topics"], validate_only=True))
     if refused:
@@ -96,6 +105,7 @@ def run(module, admin, declared):
     if module.check_mode or not lines:
         return result
     errors = {quotas.entity_label(k): v for k, v in admin.alter_quotas(changes).items()}
+    errors.update(cluster_errors(admin.alter_cluster_configs(cluster)))
     errors.update(admin.alter_configs("broker", throttle["brokers"]))
     errors.update(admin.alter_configs("topic", throttle["topics"]))
     if errors:
