@@ -36,14 +36,18 @@ if [ ! -x .venv/bin/ansible-playbook ] || [ requirements.txt -nt .venv/.installe
   touch .venv/.installed
 fi
 
-# promtool (the alert rules' tests) and prometheus (the live alert check),
-# from Debian's package, unpacked into the virtualenv rather than installed:
-# installing it would start a Prometheus service on this host.
-if [ ! -x .venv/bin/promtool ] || [ ! -x .venv/bin/prometheus ]; then
+# promtool (the alert rules' tests), prometheus and its blackbox exporter
+# (the live alert check, and its TLS probe of the certificates), from
+# Debian's packages, unpacked into the virtualenv rather than installed:
+# installing them would start their services on this host.
+if [ ! -x .venv/bin/promtool ] || [ ! -x .venv/bin/prometheus ] || [ ! -x .venv/bin/prometheus-blackbox-exporter ]; then
   tmp=$(mktemp -d)
-  (cd "$tmp" && { apt-get download -qq prometheus 2>/dev/null ||
-    { apt-get update -qq && apt-get download -qq prometheus 2>/dev/null; }; })
-  dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/unpacked"
-  install -m 0755 "$tmp/unpacked/usr/bin/promtool" "$tmp/unpacked/usr/bin/prometheus" .venv/bin/
+  packages="prometheus prometheus-blackbox-exporter"
+  # shellcheck disable=SC2086  # two package names
+  (cd "$tmp" && { apt-get download -qq $packages 2>/dev/null ||
+    { apt-get update -qq && apt-get download -qq $packages 2>/dev/null; }; })
+  for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/unpacked"; done
+  install -m 0755 "$tmp/unpacked/usr/bin/promtool" "$tmp/unpacked/usr/bin/prometheus" \
+    "$tmp/unpacked/usr/bin/prometheus-blackbox-exporter" .venv/bin/
   rm -rf "$tmp"
 fi

@@ -18,8 +18,12 @@ def alerts():
 
 
 def metrics_read():
-    """The metric names the alerts' expressions read (the exporter's kafka_* and Prometheus's own up)."""
+    """The metric names the alerts' expressions read (the JMX exporter's kafka_*, the blackbox exporter's probe_*
+    and Prometheus's own up)."""
     used = set()
     for rule in alerts():
-        used |= set(re.findall(r"\b(kafka_[a-z0-9_]+|up)\b", rule["expr"]))
+        # Label names are no metrics: drop the selectors' braces and the by/on clauses' lists.
+        expr = re.sub(r"\{[^}]*\}", "", rule["expr"])
+        expr = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", "", expr)
+        used |= set(re.findall(r"\b(kafka_[a-z0-9_]+|probe_[a-z0-9_]+|up)\b", expr))
     return used

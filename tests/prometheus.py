@@ -1,9 +1,13 @@
 """A real Prometheus on this host, scraping every node's exporter with the roles' targets and alert rules.
 
 The targets and rules come from playbooks/monitoring.yml, as an operator's
-Prometheus would get them; the binary is Debian's (testbed/setup-host.sh
-unpacks it into the virtualenv). It listens on the loopback only, scrapes
-and evaluates every 5 s, and keeps its data in a temporary directory.
+Prometheus would get them; the binaries are Debian's (testbed/setup-host.sh
+unpacks them into the virtualenv). Beside it, a blackbox exporter probes each
+node's TLS listener (the role's stretch-tls-targets.json), verifying the
+certificate against the CAs the role wrote, with the admin runner's
+certificate for listeners that want one. Both listen on the loopback only;
+Prometheus scrapes and evaluates every 5 s and keeps its data in a temporary
+directory.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 from tests.cluster import playbook
 
 PROMETHEUS = Path(sys.executable).parent / "prometheus"
+BLACKBOX = Path(sys.executable).parent / "prometheus-blackbox-exporter"
 INTERVAL_SECONDS = 5
 INTERVAL = f"{INTERVAL_SECONDS}s"
 
@@ -35,22 +40,45 @@ class Prometheus:
         self.cluster, self.workdir = cluster, Path(workdir)
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = None
+        self.blackbox_port = _free_port()
+        self.proc = self.blackbox = None
+
+    def _blackbox_config(self, rules):
+        """The blackbox exporter's one module: a TLS handshake verified against the role's CA bundle."""
+        tls = {"ca_file": str(rules / "stretch-ca.pem"), "cert_file": self.cluster.admin_config["ssl_certfile"],
+               "key_file": self.cluster.admin_config["ssl_keyfile"]}  # fmt: skip
+        return {"modules": {"kafka_tls": {"prober": "tcp", "timeout": "4s", "tcp": {"tls": True, "tls_config": tls}}}}
 
     def __enter__(self):
         rules = self.workdir / "rules"
         written = playbook(self.cluster, "monitoring", kafka_monitoring_dir=str(rules), log_dir=self.workdir)
         if not written.ok:
             raise RuntimeError(f"playbooks/monitoring.yml failed; see {written.log}")
+        (self.workdir / "blackbox.yml").write_text(json.dumps(self._blackbox_config(rules)))
         config = {
             "global": {"scrape_interval": INTERVAL, "evaluation_interval": INTERVAL, "scrape_timeout": "4s"},
             "rule_files": [str(rules / "stretch-alerts.yml")],
             "scrape_configs": [
-                {"job_name": "kafka", "file_sd_configs": [{"files": [str(rules / "stretch-targets.json")]}]}
+                {"job_name": "kafka", "file_sd_configs": [{"files": [str(rules / "stretch-targets.json")]}]},
+                {
+                    "job_name": "kafka-tls",
+                    "metrics_path": "/probe",
+                    "params": {"module": ["kafka_tls"]},
+                    "file_sd_configs": [{"files": [str(rules / "stretch-tls-targets.json")]}],
+                    "relabel_configs": [
+                        {"source_labels": ["__address__"], "target_label": "__param_target"},
+                        {"target_label": "__address__", "replacement": f"127.0.0.1:{self.blackbox_port}"},
+                    ],
+                },
             ],
         }
         (self.workdir / "prometheus.yml").write_text(json.dumps(config))
         self.log = open(self.workdir / "prometheus.log", "w")  # noqa: SIM115 - closed in __exit__
+        self.blackbox = subprocess.Popen(
+            [str(BLACKBOX), f"--config.file={self.workdir / 'blackbox.yml'}",
+             f"--web.listen-address=127.0.0.1:{self.blackbox_port}"],
+            stdout=self.log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
         self.proc = subprocess.Popen(
             [str(PROMETHEUS), f"--config.file={self.workdir / 'prometheus.yml'}",
              f"--storage.tsdb.path={self.workdir / 'data'}", f"--web.listen-address=127.0.0.1:{self.port}"],
@@ -69,12 +97,13 @@ class Prometheus:
         raise RuntimeError(f"Prometheus did not become ready; see {self.workdir / 'prometheus.log'}")
 
     def __exit__(self, *exc):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        for proc in (self.proc, self.blackbox):
+            if proc and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
         self.log.close()
 
     def _get(self, path, **params):
@@ -89,8 +118,8 @@ class Prometheus:
         return answer["data"]
 
     def targets(self):
-        """{node: health ("up", "down", "unknown")} of the active targets."""
-        return {t["labels"]["node"]: t["health"] for t in self._api("targets")["activeTargets"]}
+        """{(job, node): health ("up", "down", "unknown")} of the active targets."""
+        return {(t["labels"]["job"], t["labels"]["node"]): t["health"] for t in self._api("targets")["activeTargets"]}
 
     def query(self, expr):
         """[(labels, value)] of an instant query."""

@@ -8,6 +8,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.nodes import (
     by_dc,
     node_records,
     scrape_targets,
+    tls_targets,
     with_role,
 )
 
@@ -78,3 +79,26 @@ def test_scrape_targets_label_every_node_with_its_name_dc_and_roles():
         {"targets": ["b1.example:7071"], "labels": {"node": "b1", "dc": "dc2", "role": "broker"}},
         {"targets": ["x1:7071"], "labels": {"node": "x1", "dc": "dc3", "role": "broker+controller"}},
     ]
+
+
+def test_tls_targets_probe_each_node_once_on_a_tls_listener_without_client_certificates_first():
+    listeners = {
+        "CONTROLLER": {"port": 9093, "protocol": "SSL"},
+        "REPLICATION": {"port": 9091, "protocol": "SSL"},
+        "CLIENT": {"port": 9092, "protocol": "SASL_SSL"},
+        "LOCAL": {"port": 9094, "protocol": "PLAINTEXT"},
+    }
+    records = [
+        {"host": "c1", "dc": "dc3", "roles": ["controller"], "listeners": {"CONTROLLER": "10.0.0.1:9093"}},
+        {"host": "b1", "dc": "dc1", "roles": ["broker"],
+         "listeners": {"REPLICATION": "b1:9091", "CLIENT": "b1:9092", "LOCAL": "b1:9094"}},
+        {"host": "p1", "dc": "dc2", "roles": ["broker"], "listeners": {"LOCAL": "p1:9094"}},
+        {"host": "r1", "dc": "dc2", "roles": ["broker"], "listeners": {"REPLICATION": "r1:9091", "LOCAL": "r1:9094"}},
+    ]  # fmt: skip
+    assert tls_targets(records, listeners) == [
+        {"targets": ["10.0.0.1:9093"],
+         "labels": {"node": "c1", "dc": "dc3", "role": "controller", "kafka_listener": "CONTROLLER"}},
+        {"targets": ["b1:9092"], "labels": {"node": "b1", "dc": "dc1", "role": "broker", "kafka_listener": "CLIENT"}},
+        {"targets": ["r1:9091"],
+         "labels": {"node": "r1", "dc": "dc2", "role": "broker", "kafka_listener": "REPLICATION"}},
+    ]  # fmt: skip

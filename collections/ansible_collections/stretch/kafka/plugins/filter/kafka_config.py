@@ -59,6 +59,7 @@ class FilterModule:
             "with_role": _guard(nodes.with_role),
             "bootstrap": _guard(nodes.bootstrap),
             "scrape_targets": _guard(nodes.scrape_targets),
+            "tls_targets": _guard(nodes.tls_targets),
             "server_properties": _guard(properties.server_properties),
             "uses_tls": _guard(security.uses_tls),
             "clear_listeners": _guard(security.clear_listeners),

@@ -108,3 +108,27 @@ def scrape_targets(records, port):
         }
         for r in records
     ]
+
+
+# A TLS listener to probe each node's certificate on: SASL_SSL first, which
+# asks no client certificate, then SSL (mutual TLS).
+TLS_PROBE_ORDER = ("SASL_SSL", "SSL")
+
+
+def tls_targets(records, listeners):
+    """Prometheus file_sd target groups for a TLS probe (blackbox exporter) of each node's certificate.
+
+    One target per node: the address of one of its TLS listeners (every
+    listener of a node presents the same certificate), labelled node, dc,
+    role and kafka_listener. A node without a TLS listener has no target.
+    listeners: kafka_listeners ({name: {port, protocol}}).
+    """
+    out = []
+    for r in records:
+        bound = [name for name in r["listeners"] if listeners[name]["protocol"] in TLS_PROBE_ORDER]
+        if not bound:
+            continue
+        name = min(bound, key=lambda n: (TLS_PROBE_ORDER.index(listeners[n]["protocol"]), n))
+        labels = {"node": r["host"], "dc": r["dc"], "role": "+".join(sorted(r["roles"])), "kafka_listener": name}
+        out.append({"targets": [r["listeners"][name]], "labels": labels})
+    return out
