@@ -106,17 +106,21 @@ def throttle_plan(state, rate, broker_configs, topic_configs, cluster_configs=No
         raise QuotaError(f"replication throttle rate must be a positive number of bytes per second, got {rate!r}")
     value = str(rate)
 
-    def change(have, keys, wanted):
-        if state == "present" and wanted is not None:
+    def held(have, keys, wanted):
+        """Where the throttle lives: keys set to wanted when present, removed when absent."""
+        if state == "present":
             return {"set": {k: wanted for k in keys if have.get(k) != wanted}, "delete": []}
-        stale = [k for k in keys if k in have and (state == "absent" or have[k] != value)]
-        return {"set": {}, "delete": stale}
+        return {"set": {}, "delete": [k for k in keys if k in have]}
+
+    def overriding(have):
+        """A broker's own rates, which override the defaults: removed when absent, or when they differ."""
+        return {"set": {}, "delete": [k for k in RATE_KEYS if k in have and (state == "absent" or have[k] != value)]}
 
     def nonempty(changes):
         return {name: c for name, c in sorted(changes.items()) if c["set"] or c["delete"]}
 
     return {
-        "cluster": change(cluster_configs or {}, RATE_KEYS, value),
-        "brokers": nonempty({b: change(have, RATE_KEYS, None) for b, have in broker_configs.items()}),
-        "topics": nonempty({t: change(have, REPLICA_KEYS, "*") for t, have in topic_configs.items()}),
+        "cluster": held(cluster_configs or {}, RATE_KEYS, value),
+        "brokers": nonempty({b: overriding(have) for b, have in broker_configs.items()}),
+        "topics": nonempty({t: held(have, REPLICA_KEYS, "*") for t, have in topic_configs.items()}),
     }
