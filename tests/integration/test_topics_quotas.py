@@ -67,14 +67,19 @@ def topic_configs(admin, topic):
     return {k: c.value for k, c in configs.items() if c.source == 1}  # DYNAMIC_TOPIC_CONFIG
 
 
-def cluster_rates(cluster, hosts):
-    """The replication throttle's rates set as cluster-wide defaults (what every broker applies), as Kafka's own
-    kafka-configs reports them."""
-    out = hosts[cluster.brokers[0].host].check_output(
+def cluster_defaults(cluster, hosts):
+    """The cluster-wide dynamic broker configs, as Kafka's own kafka-configs describes them (its text)."""
+    return hosts[cluster.brokers[0].host].check_output(
         f"kafka-configs --bootstrap-server {cluster.brokers[0].address}:{cluster.admin_port}"
         " --command-config /etc/kafka/client.properties --entity-type brokers --entity-default --describe"
     )
-    return dict(re.findall(r"\b((?:leader|follower)\.replication\.throttled\.rate)=(\d+)", out))
+
+
+def cluster_rates(cluster, hosts):
+    """The replication throttle's rates set as cluster-wide defaults (what every broker applies)."""
+    return dict(
+        re.findall(r"\b((?:leader|follower)\.replication\.throttled\.rate)=(\d+)", cluster_defaults(cluster, hosts))
+    )
 
 
 def broker_rates(admin, cluster):
@@ -319,11 +324,7 @@ def test_the_replication_throttle_is_applied_cluster_wide_and_to_every_topic_and
 
 def cluster_min_isr(cluster, hosts):
     """The cluster-wide min.insync.replicas, as Kafka's own kafka-configs reports it."""
-    out = hosts[cluster.brokers[0].host].check_output(
-        f"kafka-configs --bootstrap-server {cluster.brokers[0].address}:{cluster.admin_port}"
-        " --command-config /etc/kafka/client.properties --entity-type brokers --entity-default --describe"
-    )
-    found = re.search(r"min\.insync\.replicas=(\d+)", out)
+    found = re.search(r"min\.insync\.replicas=(\d+)", cluster_defaults(cluster, hosts))
     return int(found.group(1)) if found else None
 
 

@@ -85,6 +85,11 @@ def plan(declared, current, remove_undeclared=False):
     return changes
 
 
+def nonempty(changes):
+    """{name: change} without the changes that neither set nor delete anything."""
+    return {name: c for name, c in sorted(changes.items()) if c["set"] or c["delete"]}
+
+
 def throttle_plan(state, rate, broker_configs, topic_configs, cluster_configs=None):
     """Changes that apply (state "present") or remove the replication throttle.
 
@@ -115,9 +120,6 @@ def throttle_plan(state, rate, broker_configs, topic_configs, cluster_configs=No
     def overriding(have):
         """A broker's own rates, which override the defaults: removed when absent, or when they differ."""
         return {"set": {}, "delete": [k for k in RATE_KEYS if k in have and (state == "absent" or have[k] != value)]}
-
-    def nonempty(changes):
-        return {name: c for name, c in sorted(changes.items()) if c["set"] or c["delete"]}
 
     return {
         "cluster": held(cluster_configs or {}, RATE_KEYS, value),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.stretch.kafka.plugins.module_utils import placement
-from ansible_collections.stretch.kafka.plugins.module_utils.quotas import RATE_KEYS
+from ansible_collections.stretch.kafka.plugins.module_utils.quotas import RATE_KEYS, nonempty
 
 # Owned by the replication throttle (kafka_quotas and the reassignment step):
 # never declared, never treated as drift.
@@ -303,10 +303,6 @@ def throttle_plan(moves, current, broker_ids, rate, broker_configs, topic_config
     return {"apply": apply, "restore": restore}
 
 
-def _nonempty(changes):
-    return {name: c for name, c in changes.items() if c["set"] or c["delete"]}
-
-
 def reassign(admin, changes, current, broker_ids, rate, timeout):
     """Move partitions onto the placement under a throttle, wait, elect, and put the throttle back as it was."""
     moves = changes["reassign"]
@@ -332,8 +328,8 @@ def reassign(admin, changes, current, broker_ids, rate, timeout):
             "the throttle stays until a later run sees them finish"
         )
     admin.elect_preferred(partitions)
-    admin.alter_configs("topic", _nonempty(plan_["restore"]["topics"]))
-    admin.alter_configs("broker", _nonempty(plan_["restore"]["brokers"]))
+    admin.alter_configs("topic", nonempty(plan_["restore"]["topics"]))
+    admin.alter_configs("broker", nonempty(plan_["restore"]["brokers"]))
     return partitions
 
 

@@ -91,7 +91,7 @@ def run(module, admin, declared):
     throttle = throttle_changes(admin, params["replication_throttle"])
     lines = describe("quota", changes, quotas.entity_label)
     cluster = throttle["cluster"]
-    lines += describe("cluster-wide", {"defaults": cluster} if cluster["set"] or cluster["delete"] else {})
+    lines += describe("cluster-wide", quotas.nonempty({"defaults": cluster}))
     lines += describe("broker", throttle["brokers"]) + describe("topic", throttle["topics"])
     result = {"changed": bool(lines), "changes": lines}
     if module._diff:  # noqa: SLF001  AnsibleModule's own diff flag
