@@ -12,7 +12,8 @@ export PYTHONPATH := $(CURDIR)/collections:$(CURDIR)/roles/kafka_smoke/files:$(C
 LOCAL := -i inventories/local
 
 .PHONY: demo test setup setup-python setup-testbed up converge status smoke verify drills down lint unit molecule \
-        bench bench-tls bench-topics traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers drill-upgrade drill-group docs
+        bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
+        drill-upgrade drill-group drill-stream docs
 
 demo: setup up converge smoke
 
@@ -24,10 +25,12 @@ setup: setup-python setup-testbed
 setup-python:
 	testbed/setup-host.sh
 
-# The Kafka archive and jars from Maven Central, and the node image.
+# The Kafka archive and jars from Maven Central, the Spark archive (from the
+# pinned pyspark), and the node image.
 setup-testbed:
 	testbed/build-kafka-archive.sh
 	testbed/fetch-jars.sh
+	testbed/build-spark-archive.sh
 	testbed/build-image.sh
 
 up:
@@ -98,6 +101,17 @@ bench-topics:
 # against the 2.5N model; against the running testbed. reports/traffic.json.
 traffic:
 	python scripts/traffic.py
+
+# The smoke read's throughput on the DC Spark clusters against local[2],
+# against the running testbed. reports/bench-spark.json.
+bench-spark:
+	python scripts/bench_spark.py
+
+# The streaming job on dc1's Spark cluster through a rolling restart and the
+# loss of dc2, then moved to dc2 from its checkpoint, against the running
+# testbed (about 12 minutes; not in `make test`, for CI's budget).
+drill-stream:
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_stream_drill.py
 
 # The active/active consumer group: two members per DC, one DC's members
 # killed, then its nodes, against the running testbed.

@@ -16,7 +16,9 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-ROLES = ("kafka", "kafka_pki", "kafka_node", "kafka_admin", "kafka_ops", "kafka_smoke", "kafka_monitoring")
+ROLES = (
+    "kafka", "kafka_pki", "kafka_node", "kafka_admin", "kafka_ops", "kafka_smoke", "kafka_monitoring", "spark",
+)  # fmt: skip
 
 
 def specs(role):

@@ -22,6 +22,7 @@ from ansible.vars.manager import VariableManager
 from confluent_kafka.admin import NewTopic
 from kafka.admin import KafkaAdminClient
 
+from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
 from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, nodes, security
 from tests.playbook import run
 
@@ -32,6 +33,9 @@ NODE_VARS = ("kafka_node_id", "kafka_dc", "kafka_advertised_host", "testbed_subn
 # What the clients' settings are made of (templated: the testbed's secrets are lookups).
 SECURITY_VARS = ("kafka_users", "kafka_pki_dir", "kafka_sasl_mechanism", "kafka_listeners")
 SSH_VARS = ("ansible_host", "ansible_user", "ansible_ssh_private_key_file", "ansible_ssh_common_args")
+# What a testbed Spark master is reached at, and where its DC's executors reach this machine.
+SPARK_VARS = ("kafka_dc", "testbed_ip", "testbed_gateway", "testbed_subnet")
+SPARK_MASTER_PORT = 7077  # roles/spark's spark_master_port
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,22 @@ class Cluster:
     user_configs: dict
     admin_config: dict
     test_user: str = "kafka-verify"
+    # Each broker DC's Spark standalone cluster on the testbed: {dc: {master, driver_host, network}}.
+    spark: dict = None
+    spark_conf: tuple = ()  # kafka_smoke_spark_conf: what each read may take of its cluster
+
+    def spark_args(self, dcs=None):
+        """The smoke test's arguments that run each DC's read (of dcs, default all) on that DC's Spark
+        cluster, with the crossing bytes counted (what inventories/local gives playbooks/smoke-test.yml)."""
+        dcs = self.dcs if dcs is None else dcs
+        clusters = {}
+        for dc in dcs:
+            clusters[dc] = {
+                "master": self.spark[dc]["master"],
+                "conf": [f"spark.driver.host={self.spark[dc]['driver_host']}"],
+            }
+        networks = {dc: self.spark[dc]["network"] for dc in self.spark}  # every DC's: what crosses between them
+        return [*smoke_cluster_args(clusters, networks), *(f"--spark-conf={conf}" for conf in self.spark_conf)]
 
     @property
     def brokers(self):
@@ -123,12 +143,16 @@ def load(inventory=None):
     sources = [str(s) for s in inventory] if isinstance(inventory, (list, tuple)) else [str(inventory)]
     inv = InventoryManager(loader=loader, sources=sources)
     variables = VariableManager(loader=loader, inventory=inv)
-    hostvars, settings = {}, dict(CLUSTER_DEFAULTS)
+    hostvars, settings, spark = {}, dict(CLUSTER_DEFAULTS), {}
+    spark_masters = inv.get_groups_dict().get("spark_masters", [])
     for host in inv.get_hosts():
         hv = dict(CLUSTER_DEFAULTS, **variables.get_vars(host=host))
         hv.setdefault("ansible_host", host.name)
         templar = Templar(loader=loader, variables=hv)
         hostvars[host.name] = {key: templar.template(hv[key]) for key in (*NODE_VARS, *SSH_VARS) if key in hv}
+        if host.name in spark_masters:
+            dc, ip, gateway, subnet = (templar.template(hv[key]) for key in SPARK_VARS)
+            spark[dc] = {"master": f"spark://{ip}:{SPARK_MASTER_PORT}", "driver_host": gateway, "network": subnet}
         if host.name in inv.get_groups_dict().get(settings["kafka_brokers_group"], []):
             settings = dict(hv, **{key: templar.template(hv[key]) for key in SECURITY_VARS if key in hv})
     listeners = settings["kafka_listeners"]
@@ -185,6 +209,8 @@ def load(inventory=None):
         metrics_port=int(settings["kafka_metrics_port"]),
         user_configs=user_configs,
         admin_config=admin_config,
+        spark=spark,
+        spark_conf=tuple(settings.get("kafka_smoke_spark_conf") or ()),
     )
 
 

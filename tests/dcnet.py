@@ -13,11 +13,11 @@ Needs root, iproute2, nft and the testbed (make up converge).
 from __future__ import annotations
 
 import ipaddress
-import itertools
-import json
 import subprocess
 import threading
 import time
+
+from smoke import netcount
 
 TABLE = "stretch_traffic"
 CLIENT_HOST = 250  # the namespace's address in its DC's subnet
@@ -40,58 +40,13 @@ def dc_network(dc):
     return bridge, ipaddress.ip_network(subnet), gateway
 
 
-def counter_name(src, dst):
-    return f"{src}_to_{dst}"
-
-
-def counters_ruleset(subnets, ports):
-    """The nft table: one named counter per ordered DC pair, fed by the Kafka ports' traffic between their subnets."""
-    port_set = ", ".join(str(p) for p in sorted(ports))
-    lines = [f"table inet {TABLE} {{"]
-    pairs = list(itertools.permutations(sorted(subnets), 2))
-    lines += [f"    counter {counter_name(a, b)} {{ }}" for a, b in pairs]
-    lines += ["    chain forward {", "        type filter hook forward priority -20; policy accept;"]
-    for a, b in pairs:
-        match = f"ip saddr {subnets[a]} ip daddr {subnets[b]} meta l4proto tcp"
-        lines.append(f"        {match} th dport {{ {port_set} }} counter name {counter_name(a, b)}")
-        lines.append(f"        {match} th sport {{ {port_set} }} counter name {counter_name(a, b)}")
-    lines += ["    }", "}"]
-    return "\n".join(lines) + "\n"
-
-
-def parse_counters(listing, dcs):
-    """{(from DC, to DC): (bytes, packets)} of `nft -j list counters table inet TABLE`; every pair must be there."""
-    found = {}
-    for item in json.loads(listing).get("nftables", []):
-        counter = item.get("counter")
-        if counter:
-            found[counter["name"]] = (counter["bytes"], counter["packets"])
-    out = {}
-    for a, b in itertools.permutations(sorted(dcs), 2):
-        if counter_name(a, b) not in found:
-            raise RuntimeError(f"nft counter {counter_name(a, b)} not found in table {TABLE}")
-        out[(a, b)] = found[counter_name(a, b)]
-    return out
-
-
-class RoutedBytes:
-    """The host's per-DC-pair counters of the Kafka ports, from the moment the block is entered."""
+class RoutedBytes(netcount.RoutedBytes):
+    """The host's per-DC-pair counters of the Kafka ports (requests and replies), from the moment the block is
+    entered."""
 
     def __init__(self, dcs, ports):
         self.dcs = sorted(dcs)
-        self.subnets = {dc: dc_network(dc)[1] for dc in self.dcs}
-        self.ports = ports
-
-    def __enter__(self):
-        _run("nft", "delete", "table", "inet", TABLE, check=False)
-        subprocess.run(["nft", "-f", "-"], input=counters_ruleset(self.subnets, self.ports), text=True, check=True)
-        return self
-
-    def read(self):
-        return parse_counters(_run("nft", "-j", "list", "counters", "table", "inet", TABLE), self.dcs)
-
-    def __exit__(self, *exc):
-        _run("nft", "delete", "table", "inet", TABLE, check=False)
+        super().__init__({dc: dc_network(dc)[1] for dc in self.dcs}, ports, table=TABLE, directions=("dport", "sport"))
 
 
 class Sampler(threading.Thread):

@@ -45,21 +45,31 @@ def end_offsets(cluster, topic="smoke"):
         consumer.close()
 
 
-def test_a_dc_read_is_local_and_the_control_read_is_not(cluster, tmp_path):
-    dc = cluster.brokers[0].dc
+def test_each_dc_reads_locally_on_its_own_spark_cluster_and_the_control_read_crosses(cluster, tmp_path):
+    # Each DC's read runs on that DC's Spark cluster, whose executors sit on
+    # the DC's network; the host routes between the DCs and counts what
+    # crosses. The control read (no client.rack, on the first DC's cluster)
+    # is served half from the other DC: the same counters see it cross.
+    first, second = cluster.dcs
     report_path = tmp_path / "smoke.json"
-    proc = smoke(cluster, tmp_path, "--dc", dc, "--report", str(report_path))
+    proc = smoke(cluster, tmp_path, "--dc", first, "--dc", second, *cluster.spark_args(), "--report", str(report_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     report = json.loads(report_path.read_text())
-    local, control = report["reads"]
-    assert local["dc"] == dc
-    assert local["validation"]["ok"]
-    assert local["locality_ratio"] >= 0.99
-    # Without client.rack the same read comes from the leaders, half in each
-    # DC: the measurement that passes the DC read fails this one.
-    assert control["control"]
+    reads = {read["dc"]: read for read in report["reads"]}
+    for dc in (first, second):
+        read = reads[dc]
+        assert read["master"] == cluster.spark[dc]["master"]
+        assert read["validation"]["ok"]
+        assert read["locality_ratio"] >= 0.99
+        assert read["crossed"]["dc"] == dc
+        assert read["crossed"]["share"] <= 0.01, read["crossed"]
+    control = reads[None]
+    assert control["master"] == cluster.spark[first]["master"]
     assert control["validation"]["ok"]
-    assert 0.35 <= control["share_by_dc"][dc] <= 0.65
+    assert 0.35 <= control["share_by_dc"][first] <= 0.65
+    # What crossed into the first DC is what the second DC's brokers served it.
+    assert 0.35 <= control["crossed"]["share"] <= 0.65, control["crossed"]
+    assert control["crossed"]["bytes_by_pair"][f"{second}->{first}"] == control["crossed"]["bytes_in"]
 
 
 def test_the_kernel_counts_only_the_jobs_own_bytes_while_other_clients_on_this_host_read(cluster, tmp_path):
@@ -83,21 +93,22 @@ def test_the_kernel_counts_only_the_jobs_own_bytes_while_other_clients_on_this_h
     assert load.report()["acknowledged"] > 0, "the other client did read and write meanwhile"
 
 
-def test_the_kernel_counts_a_read_that_goes_to_the_other_dc_and_the_smoke_test_fails(cluster, tmp_path):
+def test_the_router_counts_a_read_that_goes_to_the_other_dc_and_the_smoke_test_fails(cluster, tmp_path):
     # A client setting that names the other DC's rack (a misconfigured job):
-    # the read is served from the other DC, and both measurements say so.
+    # the read on the DC's own cluster is served from the other DC, and both
+    # measurements say so.
     dc, other = cluster.dcs
     wrong = tmp_path / "wrong-rack.properties"
     wrong.write_text(cluster.client_config_file(tmp_path, SMOKE_USER).read_text() + f"client.rack={other}\n")
     report_path = tmp_path / "smoke.json"
     proc = smoke(
-        cluster, tmp_path, "--dc", dc, "--network-counters", "--no-control", "--report", str(report_path),
+        cluster, tmp_path, "--dc", dc, *cluster.spark_args([dc]), "--no-control", "--report", str(report_path),
         client_config_file=wrong,
     )  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     (read,) = json.loads(report_path.read_text())["reads"]
     assert read["locality_ratio"] <= 0.01
-    assert read["network"][f"share_of_{dc}"] <= 0.01
+    assert read["crossed"]["share"] >= 0.99, read["crossed"]
     assert "below the threshold" in " ".join(read["problems"])
     assert "disagree" not in " ".join(read["problems"])
 
@@ -109,8 +120,9 @@ def test_the_kernel_counts_a_read_that_goes_to_the_other_dc_and_the_smoke_test_f
         (("--topic", "no-such-topic"), None, "topic 'no-such-topic' does not exist"),
         (("--dc", "DC1"), None, "DC 'DC1' matches no broker rack"),
         (("--master", "spark://127.0.0.1:1"), None, "Spark master 'spark://127.0.0.1:1' cannot be reached"),
+        (("--dc-network", "dc1=10.0.0.0/8"), None, "each DC's read must run there (--dc-master)"),
     ],
-    ids=["wrong bootstrap", "missing topic", "unknown DC", "unreachable master"],
+    ids=["wrong bootstrap", "missing topic", "unknown DC", "unreachable master", "network without a DC cluster"],
 )
 def test_bad_input_is_refused_before_anything_is_written(cluster, tmp_path, args, bootstrap, message):
     before = end_offsets(cluster)

@@ -205,6 +205,21 @@ def provided_certificates_without_files(inv):
     inv["all"]["vars"]["kafka_tls_certificates"] = "provided"
 
 
+def add_spark(inv, **hostvars):
+    """A Spark node in dc1 that runs a master and a worker."""
+    groups(inv)["spark_masters"] = {"hosts": {"dc1-spark": hostvars}}
+    groups(inv)["spark_workers"] = {"hosts": {"dc1-spark": None}}
+    groups(inv)["dc1"]["hosts"]["dc1-spark"] = None
+
+
+def a_spark_download_without_checksum(inv):
+    add_spark(inv)
+
+
+def a_spark_worker_with_a_bad_master_url(inv):
+    add_spark(inv, spark_archive_src="/srv/spark.tgz", spark_master_url="http://m1:8080")
+
+
 def a_node_id_beyond_kafkas_range(inv):
     groups(inv)["kafka_brokers"]["hosts"]["dc2-broker1"]["kafka_node_id"] = 2**31
 
@@ -262,6 +277,8 @@ BAD = [
     (a_short_password, "kafka_users: user 'kafka-smoke': the password must be a string of at least 8 characters"),
     (an_acl_on_an_unknown_resource, "kafka_acls: ACL #0 (User:etl): resource type 'table' is not one of"),
     (provided_certificates_without_files, "dc1-broker0: kafka_node_tls_key_src='' is not a file"),
+    (a_spark_download_without_checksum, "dc1-spark: spark_archive_checksum must be sha256:<hex> or sha512:<hex>"),
+    (a_spark_worker_with_a_bad_master_url, "dc1-spark: spark_master_url http://m1:8080 is not spark://host:port"),
 ]
 
 
@@ -288,6 +305,15 @@ def test_good_inventory_passes_without_connecting(shape, tmp_path):
     rc, out, result = run("preflight.yml", base_inventory(**shape), tmp_path)
     assert rc == 0, out
     assert "inventory accepted" in out
+    assert touched_no_host(result)
+
+
+def test_an_inventory_with_spark_hosts_passes_without_connecting(tmp_path):
+    inv = base_inventory()
+    add_spark(inv, spark_archive_checksum="sha512:00")
+    rc, out, result = run("preflight.yml", inv, tmp_path)
+    assert rc == 0, out
+    assert "dc1-spark" in result.recap
     assert touched_no_host(result)
 
 

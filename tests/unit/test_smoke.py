@@ -7,7 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 from smoke import checks, locality, netcount, records
-from smoke.__main__ import problems
+from smoke.__main__ import dc_networks, parse_args, problems, spark_clusters
+
+from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
 
 METRICS = """# HELP kafka_server_brokertopicmetrics_bytesout_total Bytes out
 # TYPE kafka_server_brokertopicmetrics_bytesout_total counter
@@ -154,3 +156,82 @@ def test_network_namespace_resolves_broker_names_and_refuses_other_lookups(monke
     files = netcount.NetworkCounters({101: "b1.dc1", 201: "10.0.2.11"}, 9092).etc_files()
     assert files["hosts"].splitlines() == ["10.0.1.11 b1.dc1", "127.0.0.1 localhost runner"]
     assert files["resolv.conf"] == "nameserver 127.0.0.1\n"
+
+
+def test_routed_bytes_crossing_into_the_reads_dc_must_agree_with_the_brokers():
+    routed = {("dc1", "dc2"): (10, 1), ("dc2", "dc1"): (100, 2)}
+    crossed = locality.crossed(routed, {("dc1", "dc2"): (30, 2), ("dc2", "dc1"): (5100, 9)}, "dc1")
+    assert crossed == {"dc": "dc1", "bytes_by_pair": {"dc1->dc2": 20, "dc2->dc1": 5000}, "bytes_in": 5000}
+    # The control read: half from the other DC, and the router saw that half cross.
+    control = read(None, {"dc1": 5000, "dc2": 5000})
+    control["crossed"] = dict(crossed)
+    assert problems(control, args()) == []
+    assert control["crossed"]["share"] == 0.5
+    assert control["crossed"]["brokers_bytes_from_other_dcs"] == 5000
+    # A local read that the router saw cross: one of the measurements is wrong.
+    local = read("dc1", {"dc1": 9990, "dc2": 10}, 0.999)
+    local["crossed"] = dict(crossed)
+    assert "disagree" in problems(local, args())[0]
+
+
+def test_routed_ruleset_counts_each_dc_pair_of_the_listeners_replies():
+    rules = netcount.routed_ruleset("t", {"dc2": "10.0.2.0/24", "dc1": "10.0.1.0/24"}, [9093])
+    assert "counter dc1_to_dc2 { }" in rules
+    assert "counter dc2_to_dc1 { }" in rules
+    assert (
+        "ip saddr 10.0.2.0/24 ip daddr 10.0.1.0/24 meta l4proto tcp th sport { 9093 } counter name dc2_to_dc1" in rules
+    )
+    assert "dport" not in rules
+    listing = json.dumps({"nftables": [{"counter": {"name": "dc1_to_dc2", "bytes": 7, "packets": 1}}]})
+    with pytest.raises(RuntimeError, match="dc2_to_dc1 not found in table t"):
+        netcount.parse_routed(listing, "t", ["dc1", "dc2"])
+
+
+def cli(*extra):
+    return parse_args(["--bootstrap-servers", "h:9093", "--dc", "dc1", "--dc", "dc2", *extra])
+
+
+def test_each_dcs_read_runs_on_its_own_cluster_and_the_control_read_on_the_first():
+    a = cli("--dc-master=dc1=spark://m1:7077", "--dc-master=dc2=spark://m2:7077", "--dc-spark-conf=dc1:k=v")
+    assert spark_clusters(a) == {"dc1": ("spark://m1:7077", ["k=v"]), "dc2": ("spark://m2:7077", []),
+                                 None: ("spark://m1:7077", ["k=v"])}  # fmt: skip
+    assert spark_clusters(cli("--master", "local[3]")) == {dc: ("local[3]", []) for dc in ("dc1", "dc2", None)}
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--dc-master=dc1=spark://m1:7077"], "DC 'dc2' has no Spark master"),
+        (["--dc-master=dc1=spark://m1:7077", "--dc-master=dc1=spark://m9:7077", "--dc-master=dc2=spark://m2:7077"],
+         "DC 'dc1' is given 2 masters"),
+        (["--dc-master=dc1=spark://m1:7077", "--dc-master=dc2=spark://m2:7077", "--dc-master=dc9=spark://x:1"],
+         "names 'dc9', which is not a DC read"),
+        (["--dc-spark-conf=dc1:k=v"], "no DC has its own master"),
+        (["--dc-master=dc1"], "is not of the form DC=MASTER"),
+    ],
+)  # fmt: skip
+def test_bad_dc_clusters_are_refused_by_name(extra, message):
+    with pytest.raises(checks.SmokeError, match=message):
+        spark_clusters(cli(*extra))
+
+
+def test_dc_networks_need_every_dc_and_a_cluster_per_dc():
+    masters = ["--dc-master=dc1=spark://m1:7077", "--dc-master=dc2=spark://m2:7077"]
+    assert dc_networks(cli(*masters, "--dc-network=dc1=10.1.0.0/16", "--dc-network=dc2=10.2.0.0/16")) == {
+        "dc1": "10.1.0.0/16", "dc2": "10.2.0.0/16"}  # fmt: skip
+    assert dc_networks(cli()) == {}
+    with pytest.raises(checks.SmokeError, match="DC 'dc2' has no network"):
+        dc_networks(cli(*masters, "--dc-network=dc1=10.1.0.0/16", "--dc-network=dc3=10.3.0.0/16"))
+    with pytest.raises(checks.SmokeError, match="names only 'dc1': bytes crossing DCs need two"):
+        dc_networks(cli(*masters, "--dc-network=dc1=10.1.0.0/16"))
+    with pytest.raises(checks.SmokeError, match="must run there"):
+        dc_networks(cli("--dc-network=dc1=10.1.0.0/16", "--dc-network=dc2=10.2.0.0/16"))
+
+
+def test_inventory_clusters_become_the_smoke_tests_arguments():
+    clusters = {"dc2": {"master": "spark://m2:7077"}, "dc1": {"master": "spark://m1:7077", "conf": ["a=b"]}}
+    assert smoke_cluster_args(clusters, {"dc1": "10.1.0.0/16"}) == [
+        "--dc-master=dc1=spark://m1:7077", "--dc-spark-conf=dc1:a=b", "--dc-master=dc2=spark://m2:7077",
+        "--dc-network=dc1=10.1.0.0/16"]  # fmt: skip
+    with pytest.raises(ValueError, match=r"kafka_smoke_spark_clusters\['dc1'\] needs a master"):
+        smoke_cluster_args({"dc1": {"conf": []}}, {})

@@ -3,6 +3,12 @@
     python -m smoke --bootstrap-servers h1:9092,h2:9092 --topic smoke --dc dc1 --dc dc2 \
         --master 'local[2]' --jars dir/ --report reports/smoke.json
 
+Each DC's read may run on that DC's own Spark cluster (--dc-master
+dc1=spark://m1:7077, with --dc-spark-conf dc1:KEY=VALUE for its driver
+settings); the control read then runs on the first DC's. With --dc-network
+dc1=CIDR per DC, the runner, routing between the DCs' networks, also counts
+the bytes that crossed from one DC to another during each read.
+
 Nothing is written to the topic unless every check passes. Exits non-zero
 when a check fails, a read misses, duplicates or corrupts a record, a DC read
 is served below --threshold from its own DC, or the control read is not near
@@ -25,7 +31,7 @@ from pathlib import Path
 
 from . import checks, locality, produce, records
 from .checks import SmokeError
-from .netcount import NetworkCounters
+from .netcount import NetworkCounters, RoutedBytes
 
 JOB = Path(__file__).resolve().parent / "job.py"
 
@@ -45,6 +51,28 @@ def parse_args(argv=None):
     p.add_argument("--spark-submit", default=shutil.which("spark-submit") or "spark-submit")
     p.add_argument("--jars", default="", help="spark-sql-kafka jars: a directory or a comma-separated list")
     p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument(
+        "--dc-master",
+        action="append",
+        default=[],
+        metavar="DC=MASTER",
+        help="the Spark master of that DC's cluster, where its read runs (instead of --master); repeat per DC",
+    )
+    p.add_argument(
+        "--dc-spark-conf",
+        action="append",
+        default=[],
+        metavar="DC:KEY=VALUE",
+        help="a Spark setting for the reads on that DC's cluster (the driver's address there); repeat",
+    )
+    p.add_argument(
+        "--dc-network",
+        action="append",
+        default=[],
+        metavar="DC=CIDR",
+        help="that DC's network: count the bytes the listeners send from one DC's network to another's, "
+        "on this runner, which must route between them (needs --dc-master, root and nft); repeat per DC",
+    )
     p.add_argument("--metrics-port", type=int, default=7071, help="the brokers' Prometheus JMX exporter port")
     p.add_argument(
         "--network-counters",
@@ -79,13 +107,61 @@ def jar_list(jars):
     return jars
 
 
-def spark_read(args, manifest_path, dc, workdir, counters=None):
-    """One bounded read with spark-submit, as dc (None: the control read), in the counters' namespace if any."""
+def pairs(values, sep, what):
+    """{left: [right, ...]} of 'left<sep>right' arguments; a value without sep is refused, named."""
+    out = {}
+    for value in values:
+        left, found, right = value.partition(sep)
+        if not found or not left or not right:
+            raise SmokeError(f"{what} {value!r} is not of the form {what.split()[-1]}")
+        out.setdefault(left, []).append(right)
+    return out
+
+
+def spark_clusters(args):
+    """{dc: (master, [KEY=VALUE, ...])} of each DC's read (None: the control read), from the arguments."""
+    masters = pairs(args.dc_master, "=", "--dc-master DC=MASTER")
+    confs = pairs(args.dc_spark_conf, ":", "--dc-spark-conf DC:KEY=VALUE")
+    if not masters:
+        if confs:
+            raise SmokeError(f"--dc-spark-conf names {min(confs)!r}, but no DC has its own master (--dc-master)")
+        return {dc: (args.master, []) for dc in [*args.dc, None]}
+    for dc, urls in masters.items():
+        if len(urls) > 1:
+            raise SmokeError(f"DC {dc!r} is given {len(urls)} masters: {', '.join(urls)}")
+    unknown = sorted({*masters, *confs} - set(args.dc))
+    if unknown:
+        raise SmokeError(f"--dc-master or --dc-spark-conf names {unknown[0]!r}, which is not a DC read (--dc)")
+    for dc in args.dc:
+        if dc not in masters:
+            raise SmokeError(f"DC {dc!r} has no Spark master (--dc-master {dc}=...), though other DCs do")
+    clusters = {dc: (masters[dc][0], confs.get(dc, [])) for dc in args.dc}
+    clusters[None] = clusters[args.dc[0]]
+    return clusters
+
+
+def dc_networks(args):
+    """{dc: network} of --dc-network, for every DC read, or {} without it."""
+    networks = {dc: nets[0] for dc, nets in pairs(args.dc_network, "=", "--dc-network DC=CIDR").items()}
+    if networks and not args.dc_master:
+        raise SmokeError("--dc-network counts bytes between DCs, so each DC's read must run there (--dc-master)")
+    if len(networks) == 1:
+        raise SmokeError(f"--dc-network names only {min(networks)!r}: bytes crossing DCs need two DCs' networks")
+    missing = [dc for dc in args.dc if networks and dc not in networks]
+    if missing:
+        raise SmokeError(f"DC {missing[0]!r} has no network (--dc-network {missing[0]}=CIDR), though other DCs do")
+    return networks
+
+
+def spark_read(args, cluster, manifest_path, dc, workdir, counters=None):
+    """One bounded read with spark-submit on cluster (master, settings), as dc (None: the control read),
+    in the counters' namespace if any."""
+    master, cluster_conf = cluster
     out = Path(workdir) / f"seen-{dc or 'control'}.json"
-    cmd = [args.spark_submit, "--master", args.master, "--deploy-mode", "client", "--name", f"kafka-smoke-{dc}"]
+    cmd = [args.spark_submit, "--master", master, "--deploy-mode", "client", "--name", f"kafka-smoke-{dc}"]
     if args.jars:
         cmd += ["--jars", jar_list(args.jars)]
-    for conf in [*args.spark_conf, *(counters.spark_conf if counters else ())]:
+    for conf in [*args.spark_conf, *cluster_conf, *(counters.spark_conf if counters else ())]:
         cmd += ["--conf", conf]
     cmd += [
         str(JOB),
@@ -113,14 +189,20 @@ def spark_read(args, manifest_path, dc, workdir, counters=None):
 
 
 def run(args):
-    report = {"topic": args.topic, "master": args.master, "threshold": args.threshold, "timings": {}}
+    report = {"topic": args.topic, "threshold": args.threshold, "timings": {}}
     client_config = checks.read_client_config(args.client_config)
     t = time.monotonic()
     checks.check_bootstrap(args.bootstrap_servers)
     brokers, partitions = checks.cluster_view(args.bootstrap_servers, args.topic, client_config)
     checks.check_dcs(args.dc, brokers)
-    checks.check_spark_master(args.master)
+    clusters = spark_clusters(args)
+    networks = dc_networks(args)
+    if networks and args.network_counters:
+        raise SmokeError("--network-counters counts a job on this runner, --dc-network jobs in the DCs: pick one")
+    for master in sorted({master for master, _ in clusters.values()}):
+        checks.check_spark_master(master)
     report["timings"]["checks_seconds"] = round(time.monotonic() - t, 2)
+    report["masters"] = {dc or "control": master for dc, (master, _) in clusters.items()}
     racks = {b: rack for b, (_, rack) in brokers.items()}
     hosts = {b: host for b, (host, _) in brokers.items()}
 
@@ -142,18 +224,27 @@ def run(args):
     report["reads"], ok = [], True
     port = args.bootstrap_servers.split(",")[0].rsplit(":", 1)[1]
     network = NetworkCounters(hosts, port) if args.network_counters else contextlib.nullcontext()
-    with tempfile.TemporaryDirectory(prefix="kafka-smoke-") as workdir, network as counters:
+    crossing = RoutedBytes(networks, [port]) if networks else contextlib.nullcontext()
+    with (
+        tempfile.TemporaryDirectory(prefix="kafka-smoke-") as workdir,
+        network as counters,
+        crossing as routed,
+    ):
         manifest_path = Path(workdir) / "manifest.json"
         manifest_path.write_text(json.dumps(manifest))
         for dc in [*args.dc, *([None] if args.control else [])]:
             before = locality.scrape(hosts, args.topic, args.metrics_port)
             net_before = counters.read() if counters else None
-            seen = spark_read(args, manifest_path, dc, workdir, counters)
+            routed_before = routed.read() if routed else None
+            seen = spark_read(args, clusters[dc], manifest_path, dc, workdir, counters)
             after = locality.scrape(hosts, args.topic, args.metrics_port)
             t = time.monotonic()
             read = {"dc": dc, "control": dc is None, **locality.locality(before, after, racks, dc)}
+            read["master"] = clusters[dc][0]
             if counters:
                 read["network"] = locality.locality(net_before, counters.read(), racks, dc)
+            if routed:
+                read["crossed"] = locality.crossed(routed_before, routed.read(), dc or args.dc[0])
             read["validation"] = records.validation(expected, seen["observed"])
             read["records"], read["value_bytes"] = seen["records"], seen["value_bytes"]
             seconds = max(seen["read_seconds"], 1e-6)
@@ -189,6 +280,17 @@ def problems(read, args):
             )
     elif read["locality_ratio"] < args.threshold:
         out.append(f"locality {read['locality_ratio']:.4f} is below the threshold {args.threshold}")
+    if "crossed" in read and read["bytes_total"]:
+        crossed = read["crossed"]
+        # What the brokers of the other DCs served this read, against what the router saw cross into its DC.
+        foreign = read["bytes_total"] - read["bytes_by_dc"].get(crossed["dc"], 0)
+        crossed["brokers_bytes_from_other_dcs"] = foreign
+        crossed["share"] = round(crossed["bytes_in"] / read["bytes_total"], 4)
+        if abs(crossed["bytes_in"] - foreign) > args.agreement * read["bytes_total"]:
+            out.append(
+                f"the brokers served {foreign} B from outside {crossed['dc']} but {crossed['bytes_in']} B crossed "
+                f"into it: the two measurements disagree by more than {args.agreement:.0%} of the read"
+            )
     if "network" in read and read["bytes_total"]:
         net = read["network"]
         dc = read["dc"] or min(read["bytes_by_dc"])
@@ -216,9 +318,14 @@ def summary(report):
         name = "control (no client.rack)" if read["control"] else f"as {read['dc']}"
         v = read["validation"]
         measure = f"shares {read.get('share_by_dc')}" if read["control"] else f"locality {read['locality_ratio']:.2%}"
+        where = f" on {read['master']}"
+        if "crossed" in read:
+            c = read["crossed"]
+            pairs_text = ", ".join(f"{pair} {n} B" for pair, n in c["bytes_by_pair"].items())
+            where += f"; crossed into {c['dc']}: {c['bytes_in']} B ({c.get('share', 0):.2%}) [{pairs_text}]"
         lines.append(
             f"  read {name}: {v['read']}/{v['expected']} records, {measure}, "
-            f"{read['records_per_second']} rec/s, {read['mb_per_second']} MB/s"
+            f"{read['records_per_second']} rec/s, {read['mb_per_second']} MB/s{where}"
             + ("" if not read["problems"] else "  <-- " + "; ".join(read["problems"]))
         )
     return lines

@@ -31,7 +31,10 @@ def java_settings(config):
     out = {}
     for key, value in config.items():
         if key == "ssl.ca.location":
-            out.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": value})
+            # The certificates themselves, not the file's path: the executors may run on other hosts
+            # (a Spark cluster), where the runner's file is not.
+            certificates = Path(value).read_text()
+            out.update({"ssl.truststore.type": "PEM", "ssl.truststore.certificates": certificates})
         elif key in ("sasl.username", "sasl.password"):
             continue
         else:

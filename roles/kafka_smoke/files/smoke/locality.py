@@ -47,3 +47,14 @@ def locality(before, after, racks, dc):
         "bytes_total": int(total),
         "locality_ratio": (local / total) if (dc and total) else None,
     }
+
+
+def crossed(before, after, dc):
+    """The bytes the router counted between two reads ({(from, to): (bytes, packets)}), per DC pair, and
+    how many of them crossed into dc, where the read ran."""
+    by_pair = {pair: int(after[pair][0] - before[pair][0]) for pair in sorted(after)}
+    return {
+        "dc": dc,
+        "bytes_by_pair": {f"{a}->{b}": n for (a, b), n in by_pair.items()},
+        "bytes_in": sum(n for (_, b), n in by_pair.items() if b == dc),
+    }

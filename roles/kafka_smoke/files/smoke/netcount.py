@@ -1,16 +1,25 @@
-"""Kernel byte counters (nftables) of the bytes each broker sends to the smoke job, and to nothing else.
+"""Kernel byte counters (nftables): a second measurement of where a read's bytes came from.
 
-A second measurement of where a read's bytes came from, independent of the
-brokers' own metrics. The Spark reads run in a network namespace of their
-own, joined to this host by a veth pair; every byte a broker sends them is
-forwarded by this host into that pair, where one counter per broker counts
-it. Other clients on this host (a load generator, another job) use the
-host's own network and are not counted. Needs root, iproute2 and nft; opt in
-with --network-counters.
+Two ways, both independent of the brokers' own metrics, both needing root
+and nft on the runner:
+
+NetworkCounters (--network-counters), for a job that runs on the runner
+(local[N]): the Spark reads run in a network namespace of their own, joined
+to this host by a veth pair; every byte a broker sends them is forwarded by
+this host into that pair, where one counter per broker counts it. Other
+clients on this host use the host's own network and are not counted.
+
+RoutedBytes (--dc-network), for jobs that run on each DC's Spark cluster,
+when the runner is the router between the DCs' networks (the testbed's
+host): one counter per ordered pair of DC networks counts the bytes the
+Kafka listener's port sends from one DC to the other, so a read's bytes that
+crossed DCs are counted where they cross, and bytes that stayed in a DC are
+not (they never reach the router).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import socket
@@ -18,6 +27,7 @@ import subprocess
 from pathlib import Path
 
 TABLE = "kafka_smoke"
+ROUTED_TABLE = "kafka_smoke_routed"
 NETNS = "kafka-smoke"
 HOST_IF, JOB_IF = "ksmoke0", "ksmoke1"
 # A point-to-point link between this host and the job's namespace.
@@ -117,3 +127,60 @@ class NetworkCounters:
 
     def __exit__(self, *exc):
         self._remove()
+
+
+def counter_name(src, dst):
+    return f"{src}_to_{dst}"
+
+
+def routed_ruleset(table, subnets, ports, directions=("sport",)):
+    """An nft table with one named counter per ordered pair of DCs ({dc: subnet}), fed in the forward path
+    by the TCP traffic from the first DC's subnet to the second's whose source (sport: the listeners'
+    replies) or destination (dport: requests) port is one of ports."""
+    port_set = ", ".join(str(p) for p in sorted(ports))
+    pairs = list(itertools.permutations(sorted(subnets), 2))
+    lines = [f"table inet {table} {{"]
+    lines += [f"    counter {counter_name(a, b)} {{ }}" for a, b in pairs]
+    lines += ["    chain forward {", "        type filter hook forward priority -20; policy accept;"]
+    for (a, b), direction in itertools.product(pairs, directions):
+        lines.append(
+            f"        ip saddr {subnets[a]} ip daddr {subnets[b]} meta l4proto tcp th {direction} {{ {port_set} }} "
+            f"counter name {counter_name(a, b)}"
+        )
+    lines += ["    }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def parse_routed(listing, table, dcs):
+    """{(from DC, to DC): (bytes, packets)} of `nft -j list counters table inet <table>`; every pair must be there."""
+    found = {}
+    for item in json.loads(listing).get("nftables", []):
+        counter = item.get("counter")
+        if counter:
+            found[counter["name"]] = (counter["bytes"], counter["packets"])
+    out = {}
+    for a, b in itertools.permutations(sorted(dcs), 2):
+        if counter_name(a, b) not in found:
+            raise RuntimeError(f"nft counter {counter_name(a, b)} not found in table {table}")
+        out[(a, b)] = found[counter_name(a, b)]
+    return out
+
+
+class RoutedBytes:
+    """The router's per-DC-pair counters of the listeners' ports, from the moment the block is entered."""
+
+    def __init__(self, subnets, ports, table=ROUTED_TABLE, directions=("sport",)):
+        """subnets: {dc: its network (CIDR)}; ports: the Kafka ports to count."""
+        self.subnets, self.ports, self.table, self.directions = dict(subnets), set(ports), table, directions
+
+    def __enter__(self):
+        _run("nft", "delete", "table", "inet", self.table, check=False)
+        _run("nft", "-f", "-", stdin=routed_ruleset(self.table, self.subnets, self.ports, self.directions))
+        return self
+
+    def read(self):
+        listing = _run("nft", "-j", "list", "counters", "table", "inet", self.table)
+        return parse_routed(listing, self.table, self.subnets)
+
+    def __exit__(self, *exc):
+        _run("nft", "delete", "table", "inet", self.table, check=False)

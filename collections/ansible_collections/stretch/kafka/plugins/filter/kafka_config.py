@@ -48,6 +48,18 @@ def downgrade_refusal(described, version):
     return features.downgrade_refusal(features.parse_describe(described), version)
 
 
+def smoke_cluster_args(clusters, networks):
+    """The smoke test's arguments for each DC's own Spark cluster ({dc: {master, conf}}) and network ({dc: CIDR})."""
+    args = []
+    for dc, cluster in sorted((clusters or {}).items()):
+        if not isinstance(cluster, dict) or not cluster.get("master"):
+            raise ValueError(f"kafka_smoke_spark_clusters[{dc!r}] needs a master (spark://host:port)")
+        args.append(f"--dc-master={dc}={cluster['master']}")
+        args += [f"--dc-spark-conf={dc}:{conf}" for conf in cluster.get("conf") or []]
+    args += [f"--dc-network={dc}={network}" for dc, network in sorted((networks or {}).items())]
+    return args
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -56,6 +68,7 @@ class FilterModule:
             "meta_properties": _guard(identity.parse_meta_properties),
             "features_plan": _guard(features_plan),
             "downgrade_refusal": _guard(downgrade_refusal),
+            "smoke_cluster_args": _guard(smoke_cluster_args),
             "with_role": _guard(nodes.with_role),
             "bootstrap": _guard(nodes.bootstrap),
             "scrape_targets": _guard(nodes.scrape_targets),
