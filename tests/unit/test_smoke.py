@@ -174,6 +174,23 @@ def test_routed_bytes_crossing_into_the_reads_dc_must_agree_with_the_brokers():
     assert "disagree" in problems(local, args())[0]
 
 
+def crossing(bytes_in):
+    return {"dc": "dc1", "bytes_by_pair": {"dc2->dc1": bytes_in}, "bytes_in": bytes_in}
+
+
+def test_the_routers_measurement_must_pass_the_threshold_and_see_the_control_read_cross():
+    # 3% crossed, within the 5% agreement of the brokers' 1%: the brokers pass it, the router does not.
+    local = read("dc1", {"dc1": 9900, "dc2": 100}, 0.99)
+    local["crossed"] = crossing(300)
+    assert problems(local, args()) == ["3.00% of the read crossed into dc1: below the threshold 0.99"]
+    local["crossed"] = crossing(100)
+    assert problems(local, args()) == []
+    # A control read the router saw barely cross: it could not tell a remote read from a local one.
+    control = read(None, {"dc1": 7400, "dc2": 2600})
+    control["crossed"] = crossing(2200)
+    assert problems(control, args()) == ["the control read crossed 22.00% into dc1, not 25%-75%"]
+
+
 def test_routed_ruleset_counts_each_dc_pair_of_the_listeners_replies():
     rules = netcount.routed_ruleset("t", {"dc2": "10.0.2.0/24", "dc1": "10.0.1.0/24"}, [9093])
     assert "counter dc1_to_dc2 { }" in rules

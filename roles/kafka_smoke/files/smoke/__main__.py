@@ -285,12 +285,20 @@ def problems(read, args):
         # What the brokers of the other DCs served this read, against what the router saw cross into its DC.
         foreign = read["bytes_total"] - read["bytes_by_dc"].get(crossed["dc"], 0)
         crossed["brokers_bytes_from_other_dcs"] = foreign
-        crossed["share"] = round(crossed["bytes_in"] / read["bytes_total"], 4)
+        share = crossed["bytes_in"] / read["bytes_total"]
+        crossed["share"] = round(share, 4)
         if abs(crossed["bytes_in"] - foreign) > args.agreement * read["bytes_total"]:
             out.append(
                 f"the brokers served {foreign} B from outside {crossed['dc']} but {crossed['bytes_in']} B crossed "
                 f"into it: the two measurements disagree by more than {args.agreement:.0%} of the read"
             )
+        # The router's measurement is judged like the brokers': a DC read must stay in its DC, and the
+        # control read must be seen crossing, or the counters cannot tell.
+        low, high = args.control_band
+        if read["control"] and not low <= share <= high:
+            out.append(f"the control read crossed {share:.2%} into {crossed['dc']}, not {low:.0%}-{high:.0%}")
+        elif not read["control"] and 1 - share < args.threshold:
+            out.append(f"{share:.2%} of the read crossed into {crossed['dc']}: below the threshold {args.threshold}")
     if "network" in read and read["bytes_total"]:
         net = read["network"]
         dc = read["dc"] or min(read["bytes_by_dc"])
