@@ -1,5 +1,6 @@
 # The two commands in the README:
-#   make demo   set up this machine, bring up the local 2.5-DC cluster, show it, smoke-test it
+#   make demo   set up this machine, bring up the local 2.5-DC cluster and each DC's Spark cluster,
+#               show it, smoke-test it (each DC's read on its own Spark cluster)
 #   make test   lint and unit tests first (minutes), then `molecule test`: the full topology,
 #               its idempotence, the smoke test, the integration tests and the drills on one testbed
 SHELL := /bin/bash
