@@ -30,7 +30,7 @@ import sys
 import time
 
 from smoke import netcount, streamsink
-from smoke.__main__ import jar_list
+from smoke.__main__ import submit_command, submit_env
 
 from loadtest.background import BackgroundLoad
 from tests import dcnet
@@ -57,10 +57,9 @@ class StreamJob:
         self.stop_file = workdir / f"stop-{dc}"
         self.log = workdir / f"job-{dc}.log"
         spark = cluster.spark[dc]
+        confs = [f"spark.driver.host={spark['driver_host']}", *cluster.spark_conf]
         self.cmd = [
-            SPARK_SUBMIT, "--master", spark["master"], "--deploy-mode", "client", "--name", f"kafka-stream-{dc}",
-            "--jars", jar_list(str(SPARK_JARS)), "--conf", f"spark.driver.host={spark['driver_host']}",
-            *[a for conf in cluster.spark_conf for a in ("--conf", conf)],
+            *submit_command(SPARK_SUBMIT, spark["master"], f"kafka-stream-{dc}", str(SPARK_JARS), confs),
             str(JOB), "--bootstrap-servers", cluster.bootstrap_servers, "--topic", "load", "--client-rack", dc,
             "--client-config", str(client_config_file), "--checkpoint", str(workdir / "checkpoint"),
             "--sink", str(workdir / "sink"), "--stop-file", str(self.stop_file),
@@ -68,9 +67,10 @@ class StreamJob:
         self.process = None
 
     def start(self):
-        env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
         with self.log.open("w") as log:
-            self.process = subprocess.Popen(self.cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)  # noqa: S603  fixed arguments
+            self.process = subprocess.Popen(  # noqa: S603  fixed arguments
+                self.cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=submit_env()
+            )
         return self
 
     def running(self):

@@ -153,16 +153,29 @@ def dc_networks(args):
     return networks
 
 
+def submit_command(spark_submit, master, name, jars, confs):
+    """spark-submit's arguments up to the application: deploy mode client (the driver runs here), the
+    spark-sql-kafka jars (a directory or a list), and the settings (KEY=VALUE)."""
+    cmd = [spark_submit, "--master", master, "--deploy-mode", "client", "--name", name]
+    if jars:
+        cmd += ["--jars", jar_list(jars)]
+    for conf in confs:
+        cmd += ["--conf", conf]
+    return cmd
+
+
+def submit_env():
+    """The environment spark-submit runs in: the driver and any Python worker use this Python."""
+    return dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+
+
 def spark_read(args, cluster, manifest_path, dc, workdir, counters=None):
     """One bounded read with spark-submit on cluster (master, settings), as dc (None: the control read),
     in the counters' namespace if any."""
     master, cluster_conf = cluster
     out = Path(workdir) / f"seen-{dc or 'control'}.json"
-    cmd = [args.spark_submit, "--master", master, "--deploy-mode", "client", "--name", f"kafka-smoke-{dc}"]
-    if args.jars:
-        cmd += ["--jars", jar_list(args.jars)]
-    for conf in [*args.spark_conf, *cluster_conf, *(counters.spark_conf if counters else ())]:
-        cmd += ["--conf", conf]
+    confs = [*args.spark_conf, *cluster_conf, *(counters.spark_conf if counters else ())]
+    cmd = submit_command(args.spark_submit, master, f"kafka-smoke-{dc}", args.jars, confs)
     cmd += [
         str(JOB),
         "--manifest",
@@ -176,7 +189,7 @@ def spark_read(args, cluster, manifest_path, dc, workdir, counters=None):
     ]
     if args.client_config:
         cmd += ["--client-config", str(Path(args.client_config).resolve())]
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    env = submit_env()
     if counters:
         cmd = counters.wrap(cmd)
     began = time.monotonic()
