@@ -14,7 +14,7 @@ LOCAL := -i inventories/local
 
 .PHONY: demo test setup setup-python setup-testbed up converge status smoke verify drills down lint unit molecule \
         bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
-        drill-upgrade drill-group drill-stream docs
+        drill-upgrade drill-group drill-stream docs wan
 
 demo: setup up converge smoke
 
@@ -60,6 +60,14 @@ drills:
 
 down:
 	ansible-playbook $(LOCAL) testbed/down.yml
+
+# The WAN between the testbed's DCs (testbed_wan in inventories/local): `make wan`
+# shows each direction's delay and the delayer's counters, and measures the round
+# trips from a node in each DC; `make wan RTT=100 [TIEBREAKER_RTT=120]` changes
+# the broker DCs' round trip (and theirs to the tiebreaker) on the running
+# testbed; `make up` puts the inventory's WAN back.
+wan:
+	python -m stretch.wan $(if $(RTT),set --rtt $(RTT) $(if $(TIEBREAKER_RTT),--tiebreaker-rtt $(TIEBREAKER_RTT)),show)
 
 lint:
 	yamllint --strict .

@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(podman runc debootstrap nftables openjdk-17-jdk-headless maven python3-venv make)
+# iptables and libnetfilter-queue: the WAN's delayer (NFQUEUE; NetfilterQueue is built against them).
+packages=(podman runc debootstrap nftables iptables libnetfilter-queue-dev gcc python3-dev
+          openjdk-17-jdk-headless maven python3-venv make)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

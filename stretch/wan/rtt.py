@@ -1,0 +1,122 @@
+"""Round trips between the testbed's DCs, measured from inside a node of each DC.
+
+A TCP connect is one round trip (SYN out, SYN-ACK back, answered by the
+other node's kernel), so the time a connect takes from a container in DC A
+to a node in DC B is the RTT the nodes themselves see: A->B's delay plus
+B->A's. The probe runs in the container with its own Python, prints one
+JSON line per round, and knows nothing of the delayer's settings.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import threading
+
+# Run in a node: argv = interval, rounds, then host:port targets; one JSON line {target: ms} per round.
+PROBE = r"""
+import json, socket, sys, time
+interval, rounds, targets = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+for _ in range(rounds):
+    started = time.monotonic()
+    out = {}
+    for target in targets:
+        host, port = target.rsplit(":", 1)
+        t0 = time.perf_counter()
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
+            out[target] = (time.perf_counter() - t0) * 1000
+        except OSError:
+            out[target] = None
+    print(json.dumps(out), flush=True)
+    time.sleep(max(0.0, interval - (time.monotonic() - started)))
+"""
+
+
+def percentile(values, q):
+    values = sorted(values)
+    if not values:
+        return None
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def summary(samples):
+    """{"n", "failed", "p50_ms", "p99_ms", "max_ms", "min_ms"} of a list of RTTs in ms (None: no answer)."""
+    ok = [s for s in samples if s is not None]
+    return {
+        "n": len(samples),
+        "failed": len(samples) - len(ok),
+        "min_ms": round(min(ok), 2) if ok else None,
+        "p50_ms": round(statistics.median(ok), 2) if ok else None,
+        "p99_ms": round(percentile(ok, 0.99), 2) if ok else None,
+        "max_ms": round(max(ok), 2) if ok else None,
+    }
+
+
+class RttProbe(threading.Thread):
+    """Probes, from each DC's probe node, every other DC's probe node, each interval, until stop() or rounds.
+
+    probes: {dc: (container, address)}. Results: {(from, to): [ms or None]}.
+    """
+
+    def __init__(self, probes, interval=1.0, rounds=100000, port=22):
+        super().__init__(daemon=True)
+        self.probes, self.interval, self.rounds, self.port = dict(probes), interval, rounds, port
+        self.samples = {(a, b): [] for a in self.probes for b in self.probes if a != b}
+        self._procs = []
+        self.error = None
+
+    def _read(self, src, proc, targets):
+        for line in proc.stdout:
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                continue
+            for dst, target in targets.items():
+                self.samples[(src, dst)].append(answer.get(target))
+
+    def run(self):
+        readers = []
+        try:
+            for src, (container, _) in sorted(self.probes.items()):
+                targets = {dst: f"{addr}:{self.port}" for dst, (_, addr) in self.probes.items() if dst != src}
+                proc = subprocess.Popen(
+                    ["podman", "exec", "-i", container, "python3", "-u", "-c", PROBE, str(self.interval),
+                     str(self.rounds), *targets.values()],
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                )  # fmt: skip
+                self._procs.append(proc)
+                reader = threading.Thread(target=self._read, args=(src, proc, targets), daemon=True)
+                reader.start()
+                readers.append(reader)
+            for reader in readers:
+                reader.join()
+        except Exception as exc:  # noqa: BLE001  reported by stop(), in the caller's thread
+            self.error = exc
+
+    def stop(self):
+        for proc in self._procs:
+            proc.terminate()
+        self.join(timeout=30)
+        for proc in self._procs:
+            proc.wait(timeout=30)
+        if self.error is not None:
+            raise RuntimeError(f"the RTT probe failed: {self.error}") from self.error
+        return self.report()
+
+    def report(self):
+        """{"dc1-dc2": summary} per unordered pair, both directions' probes together."""
+        out = {}
+        for a, b in sorted(self.samples):
+            if a < b:
+                out[f"{a}-{b}"] = summary(self.samples[(a, b)] + self.samples[(b, a)])
+        return out
+
+
+def measure(probes, rounds=20, interval=0.2, port=22):
+    """One bounded measurement: {"dc1-dc2": summary}."""
+    probe = RttProbe(probes, interval=interval, rounds=rounds, port=port)
+    probe.start()
+    probe.join(timeout=rounds * (interval + 10) + 30)
+    return probe.stop()

@@ -1,0 +1,107 @@
+"""The testbed's WAN (stretch/wan): the inventory's delay between the DCs, for nodes and DC clients, and fail-safe.
+
+Round trips are measured by TCP connects from inside the nodes (and from a
+client placed in a DC), so the figures come from the network, not from the
+delayer's settings. The checks restore the inventory's WAN when they end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from stretch.wan import control, inventory, rtt
+from stretch.wan.links import links
+from tests import dcnet
+from tests.cluster import REPO, wait_until
+
+TOLERANCE_MS = 1.0
+
+
+@pytest.fixture(scope="module")
+def wan(cluster):
+    request = inventory.read(cluster.inventory)
+    found = {(x.src, x.dst): x.delay_ms for x in links(request["wan"], request["subnets"])}
+    probes = {dc: tuple(p) for dc, p in request["probes"].items()}
+    yield {"set": found, "probes": probes, "request": request}
+    control.apply(request)  # the inventory's WAN again, whatever a check left
+
+
+def round_trips(wan, rounds=20):
+    return rtt.measure(wan["probes"], rounds=rounds, interval=0.1)
+
+
+def set_rtt(wan, pair):
+    a, b = pair.split("-")
+    return wan["set"][(a, b)] + wan["set"][(b, a)]
+
+
+def test_every_dc_pair_has_the_inventorys_round_trip_within_a_millisecond(wan):
+    measured = round_trips(wan)
+    assert set(measured) == {f"{a}-{b}" for a, b in wan["set"] if a < b}
+    for pair, found in measured.items():
+        assert found["failed"] == 0, (pair, found)
+        assert abs(found["p50_ms"] - set_rtt(wan, pair)) <= TOLERANCE_MS, (pair, found, set_rtt(wan, pair))
+
+
+def test_a_client_placed_in_a_dc_pays_the_delay_to_the_other_dc_and_none_within_its_own(cluster, wan):
+    first, second = cluster.dcs
+    own = next(n for n in cluster.brokers if n.dc == first)
+    far = next(n for n in cluster.brokers if n.dc == second)
+    with dcnet.DcClient(first) as client:
+        out = subprocess.run(
+            client.wrap([sys.executable, "-c", rtt.PROBE, "0.1", "10", f"{own.address}:22", f"{far.address}:22"]),
+            capture_output=True, text=True, check=True, timeout=60,
+        ).stdout  # fmt: skip
+    rounds = [json.loads(line) for line in out.splitlines()]
+    near = rtt.summary([r[f"{own.address}:22"] for r in rounds])
+    away = rtt.summary([r[f"{far.address}:22"] for r in rounds])
+    assert near["p50_ms"] < TOLERANCE_MS, near
+    assert abs(away["p50_ms"] - set_rtt(wan, f"{first}-{second}")) <= TOLERANCE_MS, away
+
+
+def test_make_wan_changes_the_round_trip_on_the_running_testbed(cluster, wan):
+    first, second = cluster.dcs
+    subprocess.run(["make", "-s", "wan", "RTT=100"], cwd=REPO, check=True, capture_output=True, timeout=120)
+    try:
+        changed = round_trips(wan)[f"{first}-{second}"]
+        assert abs(changed["p50_ms"] - 100) <= TOLERANCE_MS, changed
+    finally:
+        control.apply(wan["request"])
+    back = round_trips(wan)[f"{first}-{second}"]
+    assert abs(back["p50_ms"] - set_rtt(wan, f"{first}-{second}")) <= TOLERANCE_MS, back
+
+
+def delayer_pid(state):
+    stats = state.stats()
+    return stats and stats["pid"]
+
+
+def test_a_dead_delayer_costs_the_dcs_their_delay_never_their_link_and_comes_back(cluster, wan):
+    """SIGKILL the delayer: the supervisor starts it again. SIGKILL both: the link goes on, undelayed."""
+    first, second = cluster.dcs
+    pair = f"{first}-{second}"
+    state = control.State()
+    old = delayer_pid(state)
+    os.kill(old, signal.SIGKILL)
+    back = wait_until(lambda: delayer_pid(state) not in (None, old), timeout=30, interval=0.5)
+    assert back, f"the supervisor did not start the delayer again: {state.stats()}"
+    time.sleep(2)
+    again = round_trips(wan, rounds=10)[pair]
+    assert abs(again["p50_ms"] - set_rtt(wan, pair)) <= TOLERANCE_MS, again
+
+    os.kill(state.supervisor_pid(), signal.SIGKILL)
+    os.kill(delayer_pid(state), signal.SIGKILL)
+    time.sleep(1)
+    bypassed = round_trips(wan, rounds=10)[pair]
+    assert bypassed["failed"] == 0, f"the DCs lost their link with the delayer dead: {bypassed}"
+    assert bypassed["p50_ms"] < TOLERANCE_MS, bypassed
+    assert control.apply(wan["request"])["changed"], "apply saw nothing to restart"
+    restored = round_trips(wan, rounds=10)[pair]
+    assert abs(restored["p50_ms"] - set_rtt(wan, pair)) <= TOLERANCE_MS, restored

@@ -1,0 +1,164 @@
+"""The testbed's WAN as data (stretch/wan/links.py): the inventory's list, its refusals, and the packet schedule."""
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stretch.wan import control, inventory
+from stretch.wan.links import MAX_BACKLOG_S, QUEUE_BASE, Link, Schedule, WanError, iptables_rules, links, with_rtt
+
+DCS = ["dc1", "dc2", "dc3"]
+SEEDS = [
+    {"between": ["dc1", "dc2"], "delay_ms": 15},
+    {"between": ["dc1", "dc3"], "delay_ms": 20},
+    {"between": ["dc2", "dc3"], "delay_ms": 20},
+]
+
+
+def by_pair(found):
+    return {(x.src, x.dst): x for x in found}
+
+
+def test_the_inventorys_list_gives_each_direction_its_delay():
+    found = by_pair(links(SEEDS, DCS))
+    assert len(found) == 6
+    assert found[("dc1", "dc2")].delay_ms == found[("dc2", "dc1")].delay_ms == 15
+    assert {found[p].delay_ms for p in found if "dc3" in p} == {20}
+    assert all(x.active for x in found.values())
+
+
+def test_one_way_items_and_later_items_override_earlier_ones():
+    found = by_pair(
+        links([*SEEDS, {"from": "dc1", "to": "dc2", "delay_ms": 40, "jitter_ms": 2, "rate_mbit": 100}], DCS)
+    )
+    assert found[("dc1", "dc2")] == Link("dc1", "dc2", 40, 2, 100, found[("dc1", "dc2")].queue)
+    assert found[("dc2", "dc1")].delay_ms == 15
+
+
+def test_a_direction_nobody_names_has_no_delay_and_no_queue_rule():
+    found = links([{"from": "dc1", "to": "dc2", "delay_ms": 5}], DCS)
+    active = [x for x in found if x.active]
+    assert [(x.src, x.dst) for x in active] == [("dc1", "dc2")]
+    assert links(None, DCS) == links([], DCS)
+    assert not any(x.active for x in links([], DCS))
+
+
+def test_queue_numbers_depend_only_on_the_dcs():
+    a = by_pair(links(SEEDS, DCS))
+    b = by_pair(links([{"between": ["dc2", "dc3"], "delay_ms": 50}], DCS))
+    assert {p: x.queue for p, x in a.items()} == {p: x.queue for p, x in b.items()}
+    assert sorted(x.queue for x in a.values()) == list(range(QUEUE_BASE, QUEUE_BASE + 6))
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        (
+            {"between": ["dc1", "dc9"], "delay_ms": 5},
+            "testbed_wan[0]: 'dc9' is not a DC of the inventory (its DCs: dc1, dc2, dc3)",
+        ),
+        ({"from": "dc1", "to": "dc2", "delay_ms": -5}, "testbed_wan[0]: delay_ms -5 is negative"),
+        ({"between": ["dc1", "dc2"], "delay_ms": 5, "jitter_ms": -1}, "testbed_wan[0]: jitter_ms -1 is negative"),
+        ({"between": ["dc1", "dc2"], "delay_ms": 5, "rate_mbit": -1}, "testbed_wan[0]: rate_mbit -1 is negative"),
+        ({"between": ["dc1", "dc2"], "delay_ms": 5, "jitter_ms": 6}, "jitter_ms 6 is larger than delay_ms 5"),
+        ({"between": ["dc1", "dc1"], "delay_ms": 5}, "a link joins two different DCs, not 'dc1' to itself"),
+        ({"between": ["dc1"], "delay_ms": 5}, "between must name two DCs"),
+        ({"from": "dc1", "delay_ms": 5}, "name its DCs with between"),
+        ({"between": ["dc1", "dc2"], "from": "dc1", "to": "dc2"}, "either between"),
+        ({"between": ["dc1", "dc2"], "delay_ms": "15ms"}, "delay_ms must be a number of ms, not '15ms'"),
+        ({"between": ["dc1", "dc2"], "delay": 15}, "unknown key(s) delay"),
+        ("dc1-dc2: 15", "a link is a mapping"),
+    ],
+)
+def test_a_bad_item_is_refused_naming_it(item, message):
+    with pytest.raises(WanError) as refused:
+        links([item], DCS)
+    assert message in str(refused.value)
+
+
+def test_every_problem_is_listed_at_once():
+    with pytest.raises(WanError) as refused:
+        links([{"between": ["dc1", "dc9"], "delay_ms": 5}, {"from": "dc1", "to": "dc2", "delay_ms": -5}], DCS)
+    assert str(refused.value).count("\n- ") == 2
+    with pytest.raises(WanError, match="must be a list"):
+        links({"dc1": 5}, DCS)
+
+
+def test_with_rtt_halves_the_round_trip_and_keeps_the_rest():
+    found = links([*SEEDS, {"between": ["dc1", "dc2"], "delay_ms": 15, "jitter_ms": 3, "rate_mbit": 50}], DCS)
+    changed = by_pair(with_rtt(found, "dc1", "dc2", 100))
+    assert changed[("dc1", "dc2")].delay_ms == changed[("dc2", "dc1")].delay_ms == 50
+    assert (changed[("dc1", "dc2")].jitter_ms, changed[("dc1", "dc2")].rate_mbit) == (3, 50)
+    assert changed[("dc1", "dc3")] == by_pair(found)[("dc1", "dc3")]
+    assert not by_pair(with_rtt(found, "dc1", "dc2", 0))[("dc1", "dc2")].jitter_ms
+
+
+def test_a_constant_delay_adds_exactly_the_delay():
+    s = Schedule(Link("a", "b", delay_ms=15))
+    assert [s.due(t, 1500) for t in (0.0, 0.001, 0.5)] == pytest.approx([0.015, 0.016, 0.515])
+
+
+@given(st.lists(st.tuples(st.floats(0, 0.01), st.floats(-1, 1), st.integers(40, 65535)), min_size=1, max_size=200))
+def test_jitter_never_reorders_and_stays_within_its_bounds(arrivals):
+    draws = iter(j for _, j, _ in arrivals)
+    s = Schedule(Link("a", "b", delay_ms=10, jitter_ms=4), uniform=lambda lo, hi: next(draws) * hi)
+    now, departures = 0.0, []
+    for gap, _, size in arrivals:
+        now += gap
+        due = s.due(now, size)
+        assert due >= now + 0.006 - 1e-9  # never earlier than delay - jitter
+        departures.append(due)
+    assert departures == sorted(departures)
+
+
+def test_a_rate_cap_spaces_packets_by_their_transmission_time_and_drops_past_the_buffer():
+    s = Schedule(Link("a", "b", delay_ms=10, rate_mbit=8))  # 1 byte per microsecond
+    first, second = s.due(0.0, 1000), s.due(0.0, 1000)
+    assert first == pytest.approx(0.001 + 0.010)
+    assert second - first == pytest.approx(0.001)
+    # A burst longer than the buffer: the packets past MAX_BACKLOG_S of queueing are dropped.
+    burst = [s.due(0.0, 1000) for _ in range(int(MAX_BACKLOG_S / 0.001) + 10)]
+    assert None in burst
+    kept = [d for d in burst if d is not None]
+    assert kept == sorted(kept)
+    assert max(kept) <= MAX_BACKLOG_S + 0.001 + 0.010 + 1e-9
+
+
+def test_the_rules_send_only_active_directions_to_their_queues_with_bypass():
+    found = [x for x in links([{"from": "dc1", "to": "dc2", "delay_ms": 5}], DCS) if x.active]
+    subnets = {"dc1": "10.0.1.0/24", "dc2": "10.0.2.0/24", "dc3": "10.0.3.0/24"}
+    assert iptables_rules(found, subnets, "CHAIN") == [
+        f"-A CHAIN -s 10.0.1.0/24 -d 10.0.2.0/24 -j NFQUEUE --queue-num {found[0].queue} --queue-bypass"
+    ]
+
+
+def test_the_delayer_counts_as_loaded_only_with_exactly_the_active_links_and_a_fresh_report(monkeypatch):
+    active = [x for x in links(SEEDS, DCS) if x.active]
+    report = {
+        "monotonic": 100.0,
+        "links": {f"{x.src}>{x.dst}": {"delay_ms": x.delay_ms, "jitter_ms": 0.0, "rate_mbit": 0.0} for x in active},
+    }
+    monkeypatch.setattr(control.time, "monotonic", lambda: 101.0)
+    assert control._loaded(report, active)
+    assert not control._loaded(None, active)
+    assert not control._loaded(report, active[:-1])
+    stale = dict(report, monotonic=90.0)
+    assert not control._loaded(stale, active)
+    other = with_rtt(active, "dc1", "dc2", 100)
+    assert not control._loaded(report, other)
+
+
+def test_the_request_takes_each_dcs_subnet_brokers_and_first_node_from_the_inventory():
+    hosts = [
+        {"host": f"{dc}-{role}{i}", "dc": dc, "address": f"10.0.{n}.{10 + i}", "subnet": f"10.0.{n}.0/24",
+         "broker": role == "broker"}
+        for (n, dc), role, i in itertools.product(enumerate(DCS, 1), ("controller", "broker"), range(2))
+        if not (dc == "dc3" and role == "broker")
+    ]  # fmt: skip
+    found = inventory.request(hosts, SEEDS)
+    assert found["subnets"] == {"dc1": "10.0.1.0/24", "dc2": "10.0.2.0/24", "dc3": "10.0.3.0/24"}
+    assert found["broker_dcs"] == ["dc1", "dc2"]
+    assert found["probes"]["dc1"] == ["dc1-controller0", "10.0.1.10"]
+    assert found["wan"] == SEEDS
