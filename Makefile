@@ -7,9 +7,10 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
-# The stretch.kafka collection, the smoke job and the load harness, for the
-# scripts and drills (pytest reads the same list from pyproject.toml).
-export PYTHONPATH := $(CURDIR)/collections:$(CURDIR)/roles/kafka_smoke/files:$(CURDIR)
+# The stretch.kafka collection, for the tools and tests outside Ansible (pytest
+# reads the same path from pyproject.toml); the project's package (stretch) is
+# installed into the virtualenv.
+export PYTHONPATH := $(CURDIR)/collections
 LOCAL := -i inventories/local
 
 .PHONY: demo test setup setup-python setup-testbed up converge status smoke verify drills down lint unit molecule \
@@ -87,34 +88,34 @@ molecule:
 
 # Docs generated from the roles' argument specs (a unit test fails when they differ).
 docs:
-	python scripts/docs_variables.py > docs/variables.md
+	python -m stretch.docs_variables > docs/variables.md
 
 # Fresh and no-op converge times and their ratio (the no-op must change
 # nothing), the smoke test's figures and the testbed's peak memory.
 # Recreates the testbed.
 bench: setup
-	python scripts/bench.py
+	python -m stretch.bench.converge
 
 # The cost of TLS + SCRAM + ACLs against PLAINTEXT on the same testbed, as
 # ratios measured in one run. Recreates the testbed twice.
 bench-tls: setup
-	python scripts/bench_tls.py
+	python -m stretch.bench.tls
 
 # Topics and quotas figures against the running testbed (make up converge).
 bench-topics:
-	python scripts/bench_topics.py
+	python -m stretch.bench.topics
 
 # Cross-DC bytes of four runs by a client in dc1 (produce with leaders split
 # evenly, produce to dc1's leaders only, read back with and without
 # client.rack), from the brokers' counters and the host's routed bytes,
 # against the 2.5N model; against the running testbed. reports/traffic.json.
 traffic:
-	python scripts/traffic.py
+	python -m stretch.bench.traffic
 
 # The smoke read's throughput on the DC Spark clusters against local[2],
 # against the running testbed. reports/bench-spark.json.
 bench-spark:
-	python scripts/bench_spark.py
+	python -m stretch.bench.spark
 
 # The streaming job on dc1's Spark cluster through a rolling restart and the
 # loss of dc2, then moved to dc2 from its checkpoint, against the running

@@ -31,10 +31,12 @@ default_ulimits = ["nofile=10000:20000", "nproc=4096:4096"]
 CONF
 fi
 
-if [ ! -x .venv/bin/ansible-playbook ] || [ requirements.txt -nt .venv/.installed ]; then
+# The pinned tools, then the project's own package (stretch), editable.
+if [ ! -x .venv/bin/ansible-playbook ] || [ requirements.txt -nt .venv/.installed ] || [ pyproject.toml -nt .venv/.installed ]; then
   python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r requirements.txt
+  .venv/bin/pip install -q -e .
   touch .venv/.installed
 fi
 

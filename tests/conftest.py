@@ -3,9 +3,9 @@
 import pytest
 import testinfra
 
-from tests import cluster as inventory
-from tests.cluster import wait_until
-from tests.prometheus import Prometheus
+from stretch import cluster as inventory
+from stretch.cluster import wait_until
+from stretch.prometheus import Prometheus
 
 
 @pytest.fixture(scope="session")

@@ -17,10 +17,11 @@ import sys
 import time
 from pathlib import Path
 
+from stretch import REPO
+
 from .links import Link, iptables_rules, links, with_rtt
 
 CHAIN = "STRETCH-WAN"
-REPO = Path(__file__).resolve().parents[2]
 STATE_DIR = REPO / "testbed/dist/wan"
 
 

@@ -26,8 +26,8 @@ import subprocess
 
 import pytest
 
-from tests.cluster import REPO, load, playbook
-from tests.drills.load import Load, recorded
+from stretch.cluster import REPO, load, playbook
+from stretch.drill import Load, recorded
 
 REPORTS = REPO / "reports"
 LOGS = REPORTS / "broker-drill"

@@ -28,11 +28,11 @@ import re
 import subprocess
 import time
 
-from ansible_collections.stretch.kafka.plugins.module_utils import gates, traffic
-from loadtest.background import BackgroundLoad
-from scripts import traffic as traffic_runs
-from tests import dcnet
-from tests.cluster import REPO, playbook, quorum_leader_id, wait_until
+from ansible_collections.stretch.kafka.plugins.module_utils import gates
+from stretch import dcnet, traffic
+from stretch.bench import traffic as traffic_runs
+from stretch.cluster import REPO, playbook, quorum_leader_id, wait_until
+from stretch.loadtest.background import BackgroundLoad
 
 REPORTS = REPO / "reports"
 # What losing a broker DC must not raise: the stretch keeps every partition

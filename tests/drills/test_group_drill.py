@@ -29,11 +29,11 @@ import time
 import uuid
 from pathlib import Path
 
-from loadtest import verify
-from loadtest.__main__ import locality
-from loadtest.background import BackgroundLoad
-from tests.cluster import REPO, playbook, wait_until
-from tests.dcnet import DcClient
+from stretch.cluster import REPO, playbook, wait_until
+from stretch.dcnet import DcClient
+from stretch.loadtest import verify
+from stretch.loadtest.background import BackgroundLoad
+from stretch.loadtest.harness import locality
 
 REPORTS = REPO / "reports"
 # The broker's group.consumer.session.timeout.ms (45 s by default), and the
@@ -50,7 +50,7 @@ class Group:
     def start(self, member, client):
         out = self.workdir / member
         cmd = client.wrap(
-            [sys.executable, "-m", "loadtest.member", "--bootstrap-servers", self.cluster.bootstrap_servers,
+            [sys.executable, "-m", "stretch.loadtest.member", "--bootstrap-servers", self.cluster.bootstrap_servers,
              "--topic", "load", "--group", self.name, "--rack", client.dc, "--out", str(out),
              "--client-config", str(self.config_file), "--duration", "1800"]
         )  # fmt: skip

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import time
 
-from loadtest.background import BackgroundLoad
-from tests.cluster import REPO, assert_restart_order, playbook, quorum_leader
+from stretch.cluster import REPO, assert_restart_order, playbook, quorum_leader
+from stretch.loadtest.background import BackgroundLoad
 
 RESTARTS = 3
 

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster import REPO, assert_restart_order, playbook, quorum_leader
-from tests.drills.load import Load, recorded
-from tests.tls import context, peer_certificate, tls_exchange
+from stretch.cluster import REPO, assert_restart_order, playbook, quorum_leader
+from stretch.drill import Load, recorded
+from stretch.tls import context, peer_certificate, tls_exchange
 
 REPORTS = REPO / "reports"
 

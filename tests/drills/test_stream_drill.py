@@ -29,15 +29,13 @@ import subprocess
 import sys
 import time
 
-from smoke import netcount, streamsink
-from smoke.__main__ import submit_command, submit_env
-
-from loadtest.background import BackgroundLoad
-from tests import dcnet
-from tests.cluster import REPO, playbook, wait_until
+from stretch import dcnet
+from stretch.cluster import REPO, playbook, wait_until
+from stretch.loadtest.background import BackgroundLoad
+from stretch.smoke import netcount, streamsink
+from stretch.smoke.submit import app_command, submit_command, submit_env
 
 REPORTS = REPO / "reports"
-JOB = REPO / "roles/kafka_smoke/files/smoke/stream_job.py"
 SPARK_JARS = REPO / "testbed/dist/spark-jars"
 SPARK_SUBMIT = os.path.join(os.path.dirname(sys.executable), "spark-submit")
 RATE = 200  # records per second, of 512 B
@@ -58,12 +56,12 @@ class StreamJob:
         self.log = workdir / f"job-{dc}.log"
         spark = cluster.spark[dc]
         confs = [f"spark.driver.host={spark['driver_host']}", *cluster.spark_conf]
-        self.cmd = [
-            *submit_command(SPARK_SUBMIT, spark["master"], f"kafka-stream-{dc}", str(SPARK_JARS), confs),
-            str(JOB), "--bootstrap-servers", cluster.bootstrap_servers, "--topic", "load", "--client-rack", dc,
+        submit = submit_command(SPARK_SUBMIT, spark["master"], f"kafka-stream-{dc}", str(SPARK_JARS), confs)
+        self.cmd = app_command(submit, "smoke.stream_job", workdir, [
+            "--bootstrap-servers", cluster.bootstrap_servers, "--topic", "load", "--client-rack", dc,
             "--client-config", str(client_config_file), "--checkpoint", str(workdir / "checkpoint"),
             "--sink", str(workdir / "sink"), "--stop-file", str(self.stop_file),
-        ]  # fmt: skip
+        ])  # fmt: skip
         self.process = None
 
     def start(self):

@@ -22,8 +22,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.stretch.kafka.plugins.module_utils import features
-from tests.cluster import REPO, assert_restart_order, playbook, quorum_leader
-from tests.drills.load import Load, recorded
+from stretch.cluster import REPO, assert_restart_order, playbook, quorum_leader
+from stretch.drill import Load, recorded
 
 REPORTS = REPO / "reports"
 LOGS = REPORTS / "upgrade-drill"

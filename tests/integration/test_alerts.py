@@ -8,10 +8,10 @@ import time
 import pytest
 from cryptography import x509
 
-from scripts import traffic as traffic_runs
-from tests.alert_rules import alerts, metrics_read
-from tests.cluster import playbook, wait_until
-from tests.prometheus import INTERVAL_SECONDS
+from stretch.alert_rules import alerts, metrics_read
+from stretch.bench import traffic as traffic_runs
+from stretch.cluster import playbook, wait_until
+from stretch.prometheus import INTERVAL_SECONDS
 
 
 def test_every_node_is_scraped_with_its_dc_and_role(prometheus, cluster):

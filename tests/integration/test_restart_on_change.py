@@ -7,8 +7,8 @@ time tells which nodes restarted. Leaves the cluster as it found it.
 
 import yaml
 
-from tests.cluster import start_times
-from tests.playbook import run
+from stretch.cluster import start_times
+from stretch.playbook import run
 
 
 def converge(cluster, *extra_inventories):

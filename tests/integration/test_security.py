@@ -40,8 +40,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.cluster import playbook, wait_until
-from tests.tls import context, exchange, tls_exchange
+from stretch.cluster import playbook, wait_until
+from stretch.tls import context, exchange, tls_exchange
 
 NOBODY = "it-nobody"  # an authenticated user with no ACL at all
 TOPIC = "load"  # a declared topic the load user may use, and nobody else

@@ -11,8 +11,8 @@ import sys
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from loadtest.background import BackgroundLoad
-from tests.cluster import REPO
+from stretch.cluster import REPO
+from stretch.loadtest.background import BackgroundLoad
 
 SPARK_JARS = REPO / "testbed/dist/spark-jars"
 # The smoke test's own user, with only the ACLs the roles give it.

@@ -2,7 +2,7 @@
 
 Writes a crafted data set to a scratch topic (one partition): a gap, a
 duplicated sequence number, a payload that fails its checksum and a record
-of another run. Then runs smoke/job.py with spark-submit over exactly those
+of another run. Then runs the smoke job (smoke.job) with spark-submit over exactly those
 offsets and checks what it reports.
 """
 
@@ -15,11 +15,10 @@ import uuid
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
-from smoke import records
 
-from tests.cluster import REPO, create_topic
-
-JOB = REPO / "roles/kafka_smoke/files/smoke/job.py"
+from stretch.cluster import REPO, create_topic
+from stretch.smoke import records
+from stretch.smoke.submit import app_command, submit_command, submit_env
 
 
 @pytest.fixture
@@ -55,14 +54,14 @@ def test_the_spark_job_reports_each_kind_of_fault(cluster, scratch_topic, tmp_pa
         "partitions": {"0": {"start": 0, "end": len(values), "expected": 10}},
     }))  # fmt: skip
     seen_path = tmp_path / "seen.json"
+    submit = submit_command(os.path.join(os.path.dirname(sys.executable), "spark-submit"), "local[2]",
+                            "kafka-smoke-faults", str(REPO / "testbed/dist/spark-jars"), [])  # fmt: skip
     proc = subprocess.run(
-        [os.path.join(os.path.dirname(sys.executable), "spark-submit"), "--master", "local[2]",
-         "--jars", ",".join(str(j) for j in sorted((REPO / "testbed/dist/spark-jars").glob("*.jar"))),
-         str(JOB), "--manifest", str(manifest), "--bootstrap-servers", cluster.bootstrap_servers,
-         "--client-rack", cluster.brokers[0].dc, "--out", str(seen_path),
-         "--client-config", str(cluster.client_config_file(tmp_path))],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
-        env=dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable),
+        app_command(submit, "smoke.job", tmp_path, [
+            "--manifest", str(manifest), "--bootstrap-servers", cluster.bootstrap_servers,
+            "--client-rack", cluster.brokers[0].dc, "--out", str(seen_path),
+            "--client-config", str(cluster.client_config_file(tmp_path))]),
+        cwd=REPO, capture_output=True, text=True, timeout=600, env=submit_env(),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     seen = json.loads(seen_path.read_text())

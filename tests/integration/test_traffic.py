@@ -7,7 +7,7 @@ client.rack) once, and checks each figure.
 
 import pytest
 
-from scripts import traffic
+from stretch.bench import traffic
 
 # The two measurements count different things (record batches against TCP
 # payload, which also carries requests, responses and TLS framing).

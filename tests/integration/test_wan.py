@@ -16,10 +16,10 @@ import time
 
 import pytest
 
+from stretch import dcnet
+from stretch.cluster import REPO, wait_until
 from stretch.wan import control, inventory, rtt
 from stretch.wan.links import links
-from tests import dcnet
-from tests.cluster import REPO, wait_until
 
 TOLERANCE_MS = 1.0
 

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.playbook import run as run_playbook
+from stretch.playbook import run as run_playbook
 
 REPO = Path(__file__).resolve().parents[2]
 PREFLIGHT_PLAYS = [play["name"] for play in yaml.safe_load((REPO / "playbooks/preflight.yml").read_text())]

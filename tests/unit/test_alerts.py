@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from tests.alert_rules import REPO, RULE_TESTS, RULES, alerts, metrics_read
+from stretch.alert_rules import REPO, RULE_TESTS, RULES, alerts, metrics_read
 
 EXPORTER = REPO / "roles/kafka_node/templates/etc/kafka/metrics-agent.yaml.j2"
 # Series Prometheus itself makes for every target.

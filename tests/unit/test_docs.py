@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scripts import docs_variables
+from stretch import docs_variables
 
 REPO = Path(__file__).resolve().parents[2]
 

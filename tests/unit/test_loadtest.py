@@ -2,8 +2,8 @@
 
 import pytest
 
-from loadtest import verify
-from loadtest.traffic import leader_local
+from stretch.loadtest import verify
+from stretch.loadtest.traffic import leader_local
 
 
 def acks(n, partitions=2, start=0.0, step=0.1):

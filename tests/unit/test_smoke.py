@@ -6,10 +6,10 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from smoke import checks, locality, netcount, records
-from smoke.__main__ import dc_networks, parse_args, problems, spark_clusters
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
+from stretch.smoke import checks, locality, netcount, records
+from stretch.smoke.__main__ import dc_networks, parse_args, problems, spark_clusters
 
 METRICS = """# HELP kafka_server_brokertopicmetrics_bytesout_total Bytes out
 # TYPE kafka_server_brokertopicmetrics_bytesout_total counter

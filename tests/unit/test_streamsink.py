@@ -2,7 +2,7 @@
 
 import json
 
-from smoke import streamsink
+from stretch.smoke import streamsink
 
 
 def write(sink, batch_id, rows, dc, at):

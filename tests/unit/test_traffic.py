@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.stretch.kafka.plugins.module_utils.traffic import (
+from stretch.traffic import (
     broker_counters,
     cross_dc,
     disagreement,

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -32,8 +31,7 @@ from pathlib import Path
 from . import checks, locality, produce, records
 from .checks import SmokeError
 from .netcount import NetworkCounters, RoutedBytes
-
-JOB = Path(__file__).resolve().parent / "job.py"
+from .submit import app_command, submit_command, submit_env
 
 
 def parse_args(argv=None):
@@ -101,12 +99,6 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def jar_list(jars):
-    if jars and Path(jars).is_dir():
-        return ",".join(str(j) for j in sorted(Path(jars).glob("*.jar")))
-    return jars
-
-
 def pairs(values, sep, what):
     """{left: [right, ...]} of 'left<sep>right' arguments; a value without sep is refused, named."""
     out = {}
@@ -153,31 +145,14 @@ def dc_networks(args):
     return networks
 
 
-def submit_command(spark_submit, master, name, jars, confs):
-    """spark-submit's arguments up to the application: deploy mode client (the driver runs here), the
-    spark-sql-kafka jars (a directory or a list), and the settings (KEY=VALUE)."""
-    cmd = [spark_submit, "--master", master, "--deploy-mode", "client", "--name", name]
-    if jars:
-        cmd += ["--jars", jar_list(jars)]
-    for conf in confs:
-        cmd += ["--conf", conf]
-    return cmd
-
-
-def submit_env():
-    """The environment spark-submit runs in: the driver and any Python worker use this Python."""
-    return dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
-
-
 def spark_read(args, cluster, manifest_path, dc, workdir, counters=None):
     """One bounded read with spark-submit on cluster (master, settings), as dc (None: the control read),
     in the counters' namespace if any."""
     master, cluster_conf = cluster
     out = Path(workdir) / f"seen-{dc or 'control'}.json"
     confs = [*args.spark_conf, *cluster_conf, *(counters.spark_conf if counters else ())]
-    cmd = submit_command(args.spark_submit, master, f"kafka-smoke-{dc}", args.jars, confs)
-    cmd += [
-        str(JOB),
+    submit = submit_command(args.spark_submit, master, f"kafka-smoke-{dc}", args.jars, confs)
+    job_args = [
         "--manifest",
         str(manifest_path),
         "--bootstrap-servers",
@@ -188,7 +163,8 @@ def spark_read(args, cluster, manifest_path, dc, workdir, counters=None):
         str(out),
     ]
     if args.client_config:
-        cmd += ["--client-config", str(Path(args.client_config).resolve())]
+        job_args += ["--client-config", str(Path(args.client_config).resolve())]
+    cmd = app_command(submit, "smoke.job", workdir, job_args)
     env = submit_env()
     if counters:
         cmd = counters.wrap(cmd)

@@ -5,7 +5,7 @@ driver). It reads exactly the offsets the producer step wrote, with
 kafka.client.rack set to the DC it runs for (or unset for the control run),
 and writes what it saw per partition; smoke.records.validation judges it.
 
-    spark-submit --master local[2] --jars <spark-sql-kafka jars> smoke/job.py \
+    spark-submit --master local[2] --jars <spark-sql-kafka jars> --py-files smoke.zip smoke/spark_app.py smoke.job \
         --manifest manifest.json --bootstrap-servers host:9092 --client-rack dc1 --out seen.json
 """
 
@@ -16,14 +16,7 @@ import json
 import time
 from pathlib import Path
 
-
-def read_client_config(path):
-    """key=value lines of a client properties file. The job runs on its own under spark-submit,
-    so it reads the file itself instead of importing the smoke package."""
-    if not path:
-        return {}
-    pairs = (line.strip().partition("=") for line in Path(path).read_text().splitlines())
-    return {k.strip(): v.strip() for k, sep, v in pairs if sep and not k.startswith(("#", "!"))}
+from .checks import read_client_config
 
 
 def java_settings(config):

@@ -14,7 +14,8 @@ record; null for anything else). <sink>/batches.jsonl logs each batch as it
 is written: its id, its records, the wall time and the DC that wrote it.
 smoke.streamsink reads and judges the sink.
 
-    spark-submit --master spark://m1:7077 --jars <spark-sql-kafka jars> smoke/stream_job.py \
+    spark-submit --master spark://m1:7077 --jars <spark-sql-kafka jars> --py-files smoke.zip smoke/spark_app.py \
+        smoke.stream_job \
         --bootstrap-servers h:9093 --topic load --client-rack dc1 --client-config c.properties \
         --checkpoint /data/cp --sink /data/sink --stop-file /data/stop
 
@@ -29,9 +30,8 @@ import sys
 import time
 from pathlib import Path
 
-# spark-submit runs this file on its own: its neighbours are importable from here.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from job import java_settings, read_client_config  # noqa: E402  after the path above
+from .checks import read_client_config
+from .job import java_settings
 
 
 def parse_args(argv=None):

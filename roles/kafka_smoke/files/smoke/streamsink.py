@@ -1,4 +1,4 @@
-"""Reads and judges the streaming job's file sink (smoke/stream_job.py) against what a producer had acknowledged.
+"""Reads and judges the streaming job's file sink (smoke.stream_job) against what a producer had acknowledged.
 
 Plain data in, figures out:
     files    {batch id: [(partition, offset, run, seq, bytes)]}   the batch files

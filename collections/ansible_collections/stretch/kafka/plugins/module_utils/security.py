@@ -93,7 +93,7 @@ def server_properties(listeners, tls, sasl_mechanism, authorizer):
 # A client description is plain data: {"protocol", "ca", "cert", "key",
 # "key_password", "username", "password", "mechanism"} (any may be missing).
 # The Spark job's Java settings are derived from the librdkafka ones by the
-# job itself (smoke/job.py), which runs where this collection is not.
+# job itself (smoke.job), which runs where this collection is not.
 
 
 def librdkafka(client):

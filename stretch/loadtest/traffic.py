@@ -1,8 +1,8 @@
 """A bulk client for the cross-DC traffic measurement: write a known number of bytes, or read a run's records back.
 
-    python -m loadtest.traffic produce --bootstrap-servers H:P,... --topic traffic --records 20000 --size 1024 \\
-        --dc dc1 [--leader-local] --client-config FILE
-    python -m loadtest.traffic consume --bootstrap-servers H:P,... --topic traffic --from-offsets JSON \\
+    python -m stretch.loadtest.traffic produce --bootstrap-servers H:P,... --topic traffic --records 20000 \\
+        --size 1024 --dc dc1 [--leader-local] --client-config FILE
+    python -m stretch.loadtest.traffic consume --bootstrap-servers H:P,... --topic traffic --from-offsets JSON \\
         [--rack dc1] --client-config FILE
 
 `produce` writes keyless records of --size bytes, acks=all, uncompressed, in
@@ -21,10 +21,10 @@ import sys
 import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
-from smoke.checks import read_client_config
+
+from stretch.smoke.checks import read_client_config
 
 from . import harness
-from .__main__ import broker_racks
 
 
 def leader_local(partition_leaders, racks, dc):
@@ -37,7 +37,7 @@ def leader_local(partition_leaders, racks, dc):
 
 def produce(config, args):
     leaders = harness.partition_leaders(config, args.topic)
-    partitions = leader_local(leaders, broker_racks(config), args.dc) if args.leader_local else sorted(leaders)
+    partitions = leader_local(leaders, harness.broker_racks(config), args.dc) if args.leader_local else sorted(leaders)
     producer = Producer(
         {**config, "acks": "all", "enable.idempotence": True, "compression.type": "none", "linger.ms": 20}
     )
@@ -93,7 +93,7 @@ def consume(config, args):
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m loadtest.traffic", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m stretch.loadtest.traffic", description=__doc__.splitlines()[0])
     p.add_argument("action", choices=("produce", "consume"))
     p.add_argument("--bootstrap-servers", required=True)
     p.add_argument("--topic", default="traffic")

@@ -14,7 +14,7 @@ import re
 import subprocess
 import threading
 
-from tests.playbook import REPO, run
+from stretch.playbook import REPO, run
 
 LOCAL = REPO / "inventories/local"
 MAX_NOOP_RATIO = 0.35

@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 
-from smoke import netcount
+from stretch.smoke import netcount
 
 TABLE = "stretch_traffic"
 CLIENT_HOST = 250  # the namespace's address in its DC's subnet

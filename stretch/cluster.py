@@ -24,9 +24,9 @@ from kafka.admin import KafkaAdminClient
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
 from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, nodes, security
-from tests.playbook import run
+from stretch import REPO
+from stretch.playbook import run
 
-REPO = Path(__file__).resolve().parents[1]
 CLUSTER_DEFAULTS = yaml.safe_load((REPO / "roles/kafka/defaults/main.yml").read_text())
 # What node_records reads of each host, and what Ansible needs to reach it.
 NODE_VARS = ("kafka_node_id", "kafka_dc", "kafka_advertised_host", "testbed_subnet", "kafka_tls_principal")

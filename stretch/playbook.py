@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from stretch import REPO
+
 ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 
 

@@ -7,6 +7,7 @@ import threading
 import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from . import verify
 
@@ -153,3 +154,18 @@ def end_offsets(config, topic, partitions):
         return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in partitions}
     finally:
         consumer.close()
+
+
+def broker_racks(config):
+    """{broker id: rack} from the cluster's metadata."""
+    # Keep the client referenced until the answer is in: a client collected
+    # before its future resolves is destroyed, and the future fails with _DESTROY.
+    admin = AdminClient(config)
+    described = admin.describe_cluster(request_timeout=30).result(timeout=30)
+    return {node.id: node.rack for node in described.nodes}
+
+
+def locality(rx_bytes, racks, dc):
+    total = sum(rx_bytes.values())
+    own = sum(n for broker, n in rx_bytes.items() if racks.get(broker) == dc)
+    return round(own / total, 4) if total else None

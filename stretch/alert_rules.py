@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+from stretch import REPO
+
 RULES = REPO / "roles/kafka_monitoring/files/stretch-alerts.yml"
 RULE_TESTS = REPO / "roles/kafka_monitoring/files/stretch-alerts.test.yml"
 

@@ -8,11 +8,11 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from stretch import REPO
 
 
 class BackgroundLoad:
-    """Runs `python -m loadtest` until stop(); files for its report and signals live in workdir.
+    """Runs `python -m stretch.loadtest` until stop(); files for its report and signals live in workdir.
 
     marks: also pass a marks file (mark() appends to it). capture: keep its
     output (returned by stop()) instead of letting it go to this process's.
@@ -30,7 +30,7 @@ class BackgroundLoad:
         self.acks_path = workdir / "acks"
         self.marks_path = workdir / "marks" if marks else None
         self.cmd = [
-            sys.executable, "-m", "loadtest", "--bootstrap-servers", bootstrap_servers, "--topic", topic,
+            sys.executable, "-m", "stretch.loadtest", "--bootstrap-servers", bootstrap_servers, "--topic", topic,
             *[arg for dc in dcs for arg in ("--dc", dc)], "--rate", str(rate), "--duration", str(duration),
             "--report", str(self.report_path), "--stop-file", str(self.stop_path),
             "--ready-file", str(self.ready_path), "--acks-file", str(self.acks_path),

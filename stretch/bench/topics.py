@@ -16,8 +16,8 @@ import urllib.request
 from confluent_kafka import Producer
 
 from ansible_collections.stretch.kafka.plugins.module_utils import nodes, placement, quotas, topics
-from tests import cluster as inventory
-from tests.playbook import REPO, run
+from stretch import cluster as inventory
+from stretch.playbook import REPO, run
 
 CLUSTER = inventory.load()
 BOOTSTRAP = CLUSTER.bootstrap_servers

@@ -18,10 +18,10 @@ import json
 import tempfile
 import time
 
-from loadtest.background import BackgroundLoad
-from scripts.bench import smoke_figures, timed
-from tests import cluster as inventory
-from tests.playbook import REPO, run
+from stretch import cluster as inventory
+from stretch.bench.converge import smoke_figures, timed
+from stretch.loadtest.background import BackgroundLoad
+from stretch.playbook import REPO, run
 
 LOCAL = REPO / "inventories/local"
 PLAINTEXT = [LOCAL, REPO / "testbed/plaintext.yml"]

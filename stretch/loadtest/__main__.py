@@ -1,6 +1,6 @@
 """Runs a bounded load: sequenced acks=all writes and a reader per DC, then verifies what they saw.
 
-    python -m loadtest --bootstrap-servers h1:9092,h2:9092 --topic load --dc dc1 --dc dc2 \\
+    python -m stretch.loadtest --bootstrap-servers h1:9092,h2:9092 --topic load --dc dc1 --dc dc2 \\
         --rate 200 --duration 900 --report reports/load.json [--stop-file PATH]
 
 Runs until --duration seconds or --max-records have passed, or the stop file
@@ -23,14 +23,13 @@ import time
 import uuid
 from pathlib import Path
 
-from confluent_kafka.admin import AdminClient
-from smoke.checks import read_client_config
+from stretch.smoke.checks import read_client_config
 
 from . import harness, verify
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m loadtest", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m stretch.loadtest", description=__doc__.splitlines()[0])
     p.add_argument("--bootstrap-servers", required=True)
     p.add_argument("--topic", default="load")
     p.add_argument("--dc", action="append", required=True, help="a DC to read as (client.rack); repeat")
@@ -52,24 +51,9 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def broker_racks(config):
-    """{broker id: rack} from the cluster's metadata."""
-    # Keep the client referenced until the answer is in: a client collected
-    # before its future resolves is destroyed, and the future fails with _DESTROY.
-    admin = AdminClient(config)
-    described = admin.describe_cluster(request_timeout=30).result(timeout=30)
-    return {node.id: node.rack for node in described.nodes}
-
-
 def parse_mark(line):
     name, _, at = line.strip().partition("@")
     return name, float(at) if at else time.monotonic()
-
-
-def locality(rx_bytes, racks, dc):
-    total = sum(rx_bytes.values())
-    own = sum(n for broker, n in rx_bytes.items() if racks.get(broker) == dc)
-    return round(own / total, 4) if total else None
 
 
 def run(args):
@@ -114,9 +98,9 @@ def run(args):
         producer.finished,
         sent=producer.sent,
     )
-    racks = broker_racks(config)
+    racks = harness.broker_racks(config)
     for reader in readers:
-        report["dcs"][reader.dc]["own_dc_byte_share"] = locality(reader.rx_bytes, racks, reader.dc)
+        report["dcs"][reader.dc]["own_dc_byte_share"] = harness.locality(reader.rx_bytes, racks, reader.dc)
     if marks:
         report["windows"] = verify.windows(
             sorted(marks, key=lambda m: m[1]),

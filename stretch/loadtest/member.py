@@ -1,6 +1,6 @@
 """One member of a consumer group (KIP-848, group.protocol=consumer) for the active/active group drill.
 
-    python -m loadtest.member --bootstrap-servers H:P,... --topic load --group loadtest-aa-RUN \\
+    python -m stretch.loadtest.member --bootstrap-servers H:P,... --topic load --group loadtest-aa-RUN \\
         --rack dc1 --out DIR/dc1-a --client-config FILE
 
 Reads the harness's records as client.rack --rack, writes each one it
@@ -26,7 +26,8 @@ import threading
 import time
 
 from confluent_kafka import Consumer
-from smoke.checks import read_client_config
+
+from stretch.smoke.checks import read_client_config
 
 from . import verify
 
@@ -131,7 +132,7 @@ class Member:
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m loadtest.member", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m stretch.loadtest.member", description=__doc__.splitlines()[0])
     p.add_argument("--bootstrap-servers", required=True)
     p.add_argument("--topic", default="load")
     p.add_argument("--group", required=True)

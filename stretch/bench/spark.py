@@ -17,8 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests import cluster as inventory
-from tests.playbook import REPO
+from stretch import cluster as inventory
+from stretch.playbook import REPO
 
 ROUNDS = 2
 RECORDS_PER_PARTITION = 2000

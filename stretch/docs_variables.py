@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+from stretch import REPO
+
 ROLES = (
     "kafka", "kafka_pki", "kafka_node", "kafka_admin", "kafka_ops", "kafka_smoke", "kafka_monitoring", "spark",
 )  # fmt: skip

@@ -23,14 +23,11 @@ import sys
 import tempfile
 import time
 import urllib.request
-from pathlib import Path
 
-from ansible_collections.stretch.kafka.plugins.module_utils import traffic
-from loadtest import harness
-from tests import cluster as inventory
-from tests import dcnet
+from stretch import REPO, dcnet, traffic
+from stretch import cluster as inventory
+from stretch.loadtest import harness
 
-REPO = Path(__file__).resolve().parents[1]
 TOPIC = "traffic"
 RECORDS, SIZE = 20_000, 1024
 
@@ -59,8 +56,8 @@ def settled(cluster, timeout=60, interval=2):
 
 
 def client(dc_client, cluster, workdir, *args):
-    """Run python -m loadtest.traffic in dc_client's namespace (None: on the host); its JSON answer."""
-    cmd = [sys.executable, "-m", "loadtest.traffic", *args, "--topic", TOPIC,
+    """Run python -m stretch.loadtest.traffic in dc_client's namespace (None: on the host); its JSON answer."""
+    cmd = [sys.executable, "-m", "stretch.loadtest.traffic", *args, "--topic", TOPIC,
            "--bootstrap-servers", cluster.bootstrap_servers,
            "--client-config", str(cluster.client_config_file(workdir))]  # fmt: skip
     cmd = dc_client.wrap(cmd) if dc_client is not None else cmd

@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from loadtest.background import BackgroundLoad
+from stretch.loadtest.background import BackgroundLoad
 
 
 class Load:

@@ -21,7 +21,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from tests.cluster import playbook
+from stretch.cluster import playbook
 
 PROMETHEUS = Path(sys.executable).parent / "prometheus"
 BLACKBOX = Path(sys.executable).parent / "prometheus-blackbox-exporter"
