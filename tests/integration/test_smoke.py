@@ -1,6 +1,6 @@
 """The smoke test against the running cluster: locality per DC, the control read, and bad input.
 
-Runs the same `python -m smoke` that playbooks/smoke-test.yml runs.
+Runs the smoke job that playbooks/smoke-test.yml runs (`python -m smoke` from the role's files), as the installed `stretch.smoke`.
 """
 
 import json
@@ -21,7 +21,7 @@ SMOKE_USER = "kafka-smoke"
 
 def smoke(cluster, tmp_path, *args, bootstrap=None, client_config_file=None):
     cmd = [
-        sys.executable, "-m", "smoke",
+        sys.executable, "-m", "stretch.smoke",
         "--bootstrap-servers", bootstrap or cluster.bootstrap_servers,
         "--spark-submit", os.path.join(os.path.dirname(sys.executable), "spark-submit"),
         "--jars", str(SPARK_JARS),
