@@ -3,6 +3,8 @@ member's callbacks and commits on a stub consumer (groupmember), the executors' 
 consumer, the job's start checks, and the sink's verdicts (groupsink)."""
 
 import json
+import threading
+import time
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
@@ -556,3 +558,29 @@ def test_a_load_record_head_gives_its_run_and_sequence():
     assert groupsink.parse_head("LOAD:abc:3:17:....") == ("abc", 17)
     assert groupsink.parse_head("something else") == (None, None)
     assert groupsink.parse_head(None) == (None, None)
+
+
+def test_a_commit_runs_on_the_poll_thread_while_it_polls():
+    """librdkafka hands a synchronous commit's result to the queue the poll serves: committing on another
+    thread while the poll runs never returns, so the member's poll thread makes the commit."""
+
+    class PollingConsumer(StubConsumer):
+        def subscribe(self, topics, **callbacks):
+            self.callbacks = callbacks
+
+        def poll(self, timeout):
+            time.sleep(0.01)
+
+        def commit(self, offsets, asynchronous):
+            assert threading.current_thread().name == "group-member-poll"
+            super().commit(offsets, asynchronous)
+
+    consumer = PollingConsumer(committed={0: 0})
+    m = member(consumer, StubAdmin({0: 10}))
+    m._on_assign(consumer, [TopicPartition("load", 0)])
+    m.start()
+    try:
+        assert m.commit(m.latest()) == {"load:0": 10}
+        assert consumer.commits == [{("load", 0): 10}]
+    finally:
+        m.close()

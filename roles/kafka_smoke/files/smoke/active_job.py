@@ -100,7 +100,7 @@ def group_settings(session_timeout_ms, heartbeat_interval_ms):
     }
 
 
-def apply_group_settings(admin, group, settings, timeout=15):
+def apply_group_settings(admin, group, settings, timeout=15, clock=time.monotonic, sleep=time.sleep):
     """Set the group's session timeout and heartbeat interval (KIP-848 group configs) and read them back.
 
     With group.protocol=consumer the brokers, not the clients, hold these: every
@@ -112,20 +112,29 @@ def apply_group_settings(admin, group, settings, timeout=15):
 
     entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in settings.items()]
     resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    wrong = {}
     try:
         for future in admin.incremental_alter_configs([resource]).values():
             future.result(timeout=timeout)
-        described = admin.describe_configs([ConfigResource(ResourceType.GROUP, group)])
-        found = next(iter(described.values())).result(timeout=timeout)
+        # The brokers apply a group config once the controllers have committed it: read until it shows.
+        deadline = clock() + timeout
+        while True:
+            described = admin.describe_configs([ConfigResource(ResourceType.GROUP, group)])
+            found = next(iter(described.values())).result(timeout=timeout)
+            wrong = {
+                k: found[k].value if k in found else None
+                for k, v in settings.items()
+                if k not in found or found[k].value != v
+            }
+            if not wrong or clock() > deadline:
+                break
+            sleep(0.5)
     except KafkaException as exc:
         raise SmokeError(
             f"group {group!r}: the brokers refused {', '.join(f'{k}={v}' for k, v in settings.items())}: {exc}"
         ) from exc
-    wrong = {
-        k: found[k].value if k in found else None for k, v in settings.items() if k not in found or found[k].value != v
-    }
     if wrong:
-        raise SmokeError(f"group {group!r}: the brokers hold {wrong} after setting {settings}")
+        raise SmokeError(f"group {group!r}: the brokers still hold {wrong} {timeout} s after setting {settings}")
 
 
 def check_settings(args, admin_factory):

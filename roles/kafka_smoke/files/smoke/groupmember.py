@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import socket
 import threading
 import time
@@ -137,7 +138,7 @@ class Events:
 class GroupMember:
     """The driver's consumer in the group: owns partitions, never reads them, commits finished batches."""
 
-    def __init__(self, settings, consumer, admin, events, clock=time.monotonic, poll_seconds=0.5, retries=3):
+    def __init__(self, settings, consumer, admin, events, clock=time.monotonic, poll_seconds=0.2, retries=3):
         self.settings, self.consumer, self.admin, self.events = settings, consumer, admin, events
         self.clock, self.poll_seconds, self.retries = clock, poll_seconds, retries
         self.assignment = Assignment()
@@ -147,6 +148,10 @@ class GroupMember:
         self._unread_since = {}  # {key: when its end offset was first unreadable}
         self._stop = threading.Event()
         self._thread = None
+        # Work for the consumer that must not run beside its poll: librdkafka hands a synchronous
+        # commit's result to the queue the poll serves, so a commit made on another thread while
+        # the poll runs never returns. The poll thread runs these between two polls.
+        self._requests = queue.Queue()
 
     # -- the group ------------------------------------------------------------------------
 
@@ -161,6 +166,7 @@ class GroupMember:
 
     def _poll_loop(self):
         while not self._stop.is_set():
+            self._serve_requests()
             try:
                 msg = self.consumer.poll(self.poll_seconds)
             except Exception as exc:  # a rebalance callback failed, or the client did
@@ -176,6 +182,30 @@ class GroupMember:
                 return
             else:
                 self.events.write("error", error=err.name(), detail=err.str())
+
+    def _serve_requests(self):
+        while True:
+            try:
+                call, done, out = self._requests.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                out["value"] = call()
+            except Exception as exc:  # handed back to the caller
+                out["error"] = exc
+            done.set()
+
+    def _on_poll_thread(self, call, timeout=60.0):
+        """call() on the poll thread when it runs (else here), and its result."""
+        if self._thread is None or not self._thread.is_alive() or threading.current_thread() is self._thread:
+            return call()
+        done, out = threading.Event(), {}
+        self._requests.put((call, done, out))
+        if not done.wait(timeout):
+            raise SourceError(f"the group member's poll thread did not serve a request in {timeout:.0f} s")
+        if "error" in out:
+            raise out["error"]
+        return out.get("value")
 
     def _fail(self, message):
         if self.error is None:
@@ -280,6 +310,9 @@ class GroupMember:
         if not commit:
             return commit
         offsets = [TopicPartition(*split_key(name), offset) for name, offset in commit.items()]
+        return self._on_poll_thread(lambda: self._commit_now(commit, offsets))
+
+    def _commit_now(self, commit, offsets):
         for attempt in range(self.retries):
             try:
                 self.consumer.commit(offsets=offsets, asynchronous=False)
