@@ -34,7 +34,7 @@ import subprocess
 import time
 
 import yaml
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from stretch.cluster import REPO, playbook, wait_until
@@ -142,8 +142,19 @@ def reset_group(cluster):
     finally:
         consumer.close()
     group = stream_group()
-    for future in admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, ends)]).values():
-        future.result(timeout=30)
+    errors = []
+
+    def moved():
+        # Refused while the group still has members (a killed job's, until its session times out).
+        try:
+            for future in admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, ends)]).values():
+                future.result(timeout=30)
+            return True
+        except KafkaException as exc:
+            errors.append(str(exc))
+            return False
+
+    assert wait_until(moved, timeout=90, interval=5), f"group {group}'s offsets could not be set: {errors[-3:]}"
     return {groupsink.key(TOPIC, p) for p in topic.partitions}
 
 
