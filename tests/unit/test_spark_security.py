@@ -37,10 +37,11 @@ def test_daemons_keep_the_rest_server_off_and_applications_run_no_ui():
     assert sec.REST not in application
 
 
-def test_a_local_application_needs_no_secret_and_a_cluster_one_does():
-    local = sec.properties("", "application", master="local[2]")
-    assert sec.SECRET not in local
-    assert local["spark.authenticate"] == "true"
+def test_an_application_on_a_standalone_cluster_needs_its_secret_and_a_local_one_none():
+    for master in ("local[2]", "yarn"):
+        props = sec.properties("", "application", master=master)
+        assert sec.SECRET not in props
+        assert props["spark.authenticate"] == "true"
     for kind, master in (("daemon", ""), ("application", "spark://m1:7077")):
         with pytest.raises(sec.SparkSecurityError, match="the Spark secret is missing or empty"):
             sec.properties("", kind, master)
@@ -109,6 +110,13 @@ def test_the_filter_writes_every_setting_and_refuses_without_naming_the_secret()
     with pytest.raises(AnsibleFilterError, match=refusal) as info:
         FILTERS["spark_properties_file"]("abcde", "daemon")
     assert "abcde" not in str(info.value)
+    extra = {"spark.worker.cleanup.enabled": True}
+    assert (
+        java_properties(FILTERS["spark_properties_file"](SECRET, "daemon", extra=extra))["spark.worker.cleanup.enabled"]
+        == "true"
+    )
+    with pytest.raises(AnsibleFilterError, match="spark_properties sets spark.authenticate, which the roles derive"):
+        FILTERS["spark_properties_file"](SECRET, "daemon", "", {"spark.authenticate": "false"}, "spark_properties")
 
 
 # Each kind of secret the jobs and the cluster hold, as Spark shows a setting: key and value.

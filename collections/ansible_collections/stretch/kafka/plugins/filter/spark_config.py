@@ -6,9 +6,13 @@ from ansible_collections.stretch.kafka.plugins.filter.kafka_config import _guard
 from ansible_collections.stretch.kafka.plugins.module_utils import spark_security
 
 
-def spark_properties_file(secret, kind, master=""):
-    """The text of a party's Spark properties file (kind: daemon or application), secret included."""
-    return spark_security.render(spark_security.properties(secret, kind, master))
+def spark_properties_file(secret, kind, master="", extra=None, variable="extra settings"):
+    """The text of a party's Spark properties file (kind: daemon or application), secret included, then the
+    extra settings ({key: value}) of variable, which may not change what the roles derive."""
+    problems = spark_security.override_problems(extra or {}, variable)
+    if problems:
+        raise spark_security.SparkSecurityError("; ".join(problems))
+    return spark_security.render({**spark_security.properties(secret, kind, master), **(extra or {})})
 
 
 def spark_secret_problem(secret):

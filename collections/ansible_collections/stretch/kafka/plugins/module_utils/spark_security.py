@@ -74,18 +74,18 @@ def properties(secret, kind, master=""):
     """The security settings of one party of a DC's cluster, as an ordered {key: value}.
 
     kind: "daemon" (a master or a worker) or "application" (a driver).
-    secret: the cluster's secret. An application in local mode (master
-    local[...]) needs none: Spark makes one for its own process.
+    secret: the cluster's secret. A daemon, and an application on a
+    standalone cluster (master spark://...), need it; in local mode, on YARN
+    or on Kubernetes, Spark makes one for the application.
     """
     if kind not in KINDS:
         raise SparkSecurityError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
-    local = kind == "application" and str(master).startswith("local")
-    if not local:
+    if secret or kind == "daemon" or str(master).startswith("spark://"):
         problem = secret_problem(secret)
         if problem:
             raise SparkSecurityError(f"the Spark secret {problem}")
     out = dict(COMMON)
-    if secret and not local:
+    if secret:
         out[SECRET] = secret
     out.update(ONLY[kind])
     return out
@@ -119,9 +119,16 @@ def _escape(text, key=False):
     return "".join(out)
 
 
+def _text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def render(settings):
-    """A Java properties file (UTF-8) of {key: value}, one key=value line each, in order."""
-    return "".join(f"{_escape(str(k), key=True)}={_escape(str(v))}\n" for k, v in settings.items())
+    """A Java properties file (UTF-8) of {key: value}, one key=value line each, in order; booleans as Spark
+    writes them."""
+    return "".join(f"{_escape(str(k), key=True)}={_escape(_text(v))}\n" for k, v in settings.items())
 
 
 def redacted(key, value, regex=REDACTION_REGEX):
