@@ -34,6 +34,38 @@ def spark_secret_conflicts(hosts, hostvars):
     )
 
 
+def smoke_spark_problems(clusters, master, secret, conf):
+    """Why the smoke test cannot submit its reads: a DC's cluster without its secret, a spark:// master
+    without kafka_smoke_spark_secret, extra settings that would change the security ones."""
+    problems = []
+    for dc, cluster in sorted((clusters or {}).items()):
+        cluster = cluster if isinstance(cluster, dict) else {}
+        problem = spark_security.secret_problem(cluster.get("secret"))
+        if problem:
+            problems.append(
+                f"kafka_smoke_spark_clusters[{dc!r}].secret {problem}: the read runs on that DC's Spark cluster, "
+                "which admits only applications with its secret (the spark_auth_secret of its hosts)"
+            )
+        problems += spark_security.override_problems(
+            cluster.get("conf") or [], f"kafka_smoke_spark_clusters[{dc!r}].conf"
+        )
+    if str(master).startswith("spark://"):
+        problem = spark_security.secret_problem(secret)
+        if problem:
+            problems.append(f"kafka_smoke_spark_secret {problem}: kafka_smoke_spark_master {master} needs its secret")
+    return problems + spark_security.override_problems(conf or [], "kafka_smoke_spark_conf")
+
+
+def smoke_spark_files(clusters, master, secret):
+    """[{name, content}] of the smoke test's Spark settings files: default.properties for its master, and
+    <dc>.properties for each DC's cluster, each with that cluster's secret (none for a local master)."""
+    files = [{"name": "default.properties", "content": spark_properties_file(secret, "application", master)}]
+    for dc, cluster in sorted((clusters or {}).items()):
+        content = spark_properties_file(cluster.get("secret"), "application", cluster.get("master", ""))
+        files.append({"name": f"{dc}.properties", "content": content})
+    return files
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -41,4 +73,6 @@ class FilterModule:
             "spark_secret_problem": _guard(spark_secret_problem),
             "spark_secret_conflicts": _guard(spark_secret_conflicts),
             "spark_override_problems": _guard(spark_security.override_problems),
+            "smoke_spark_problems": _guard(smoke_spark_problems),
+            "smoke_spark_files": _guard(smoke_spark_files),
         }
