@@ -131,7 +131,8 @@ def test_stream_drill(cluster):
         cluster.bootstrap_servers, cluster.dcs, rate=RATE, workdir=workdir, duration=3600,
         client_config_file=cluster.client_config_file(workdir, "kafka-load"),
     )  # fmt: skip
-    config = cluster.client_config_file(workdir)
+    # The job's own user: it may read the load topic, nothing else.
+    config = cluster.client_config_file(workdir, "kafka-stream-drill")
     subnets = {dc: cluster.spark[dc]["network"] for dc in cluster.dcs}
     with netcount.RoutedBytes(subnets, [cluster.client_port], table="stretch_stream_drill") as routed:
         sampler = dcnet.Sampler(routed)
