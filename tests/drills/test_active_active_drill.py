@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
-import subprocess
 import time
 
 import yaml
@@ -40,6 +38,7 @@ from confluent_kafka.admin import AdminClient
 from stretch.cluster import REPO, playbook, wait_until
 from stretch.drill import Load
 from stretch.smoke import groupsink, locality
+from stretch.spark_cluster import SparkNode
 
 REPORTS = REPO / "reports"
 WORKDIR = REPORTS / "active-active-drill"
@@ -55,24 +54,8 @@ STATE = "/var/lib/spark-stream/active"
 TOPIC = "load"
 
 
-class SparkHost:
+class SparkHost(SparkNode):
     """A DC's Spark master host, where its job runs, reached over SSH as Ansible reaches it."""
-
-    def __init__(self, cluster, dc):
-        self.dc = dc
-        self.address = cluster.spark[dc]["master"].removeprefix("spark://").rsplit(":", 1)[0]
-        self.ssh = dict(cluster.nodes[0].ssh)  # the testbed's nodes share the SSH settings
-
-    def run(self, command, check=True, timeout=120):
-        user = self.ssh.get("ansible_user")
-        cmd = ["ssh", *shlex.split(self.ssh.get("ansible_ssh_common_args") or "")]
-        if self.ssh.get("ansible_ssh_private_key_file"):
-            cmd += ["-i", self.ssh["ansible_ssh_private_key_file"]]
-        cmd += [f"{user}@{self.address}" if user else self.address, command]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)  # noqa: S603  fixed arguments
-        if check and proc.returncode != 0:
-            raise RuntimeError(f"{self.dc}: {command}: {proc.stderr.strip()}")
-        return proc.stdout
 
     def read(self, name):
         return self.run(f"cat {STATE}/sink/{name} 2>/dev/null || true")
