@@ -6,9 +6,12 @@ Needs the testbed (make up converge) and, for the listening sockets, root on thi
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -123,15 +126,24 @@ class Submission:
         if verbose:
             cmd.insert(1, "--verbose")
         self.cmd = [*cmd, str(app), str(hold_seconds)]
+        # A session of its own: the driver's JVM and the Python process it starts end together in kill().
         self.process = subprocess.Popen(  # noqa: S603  fixed arguments
-            self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=submit_env()
-        )
+            self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=submit_env(),
+            start_new_session=True,
+        )  # fmt: skip
         self.returncode, self.stdout, self.stderr = None, "", ""
 
     def wait(self, timeout=600):
         self.stdout, self.stderr = self.process.communicate(timeout=timeout)
         self.returncode = self.process.returncode
         return self
+
+    def kill(self):
+        """End the driver and its children if they still run."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
 
 
 LISTENER = re.compile(r"^\S+\s+\d+\s+\d+\s+(\S+):(\d+)\s+\S+\s+users:\((.*)\)\s*$")
