@@ -240,6 +240,17 @@ def unclean_election_overridden(inv):
     inv["all"]["vars"]["kafka_node_properties"] = {"unclean.leader.election.enable": True}
 
 
+def a_wan_link_to_an_unknown_dc(inv):
+    inv["all"]["vars"]["testbed_wan"] = [{"between": ["dc1", "dc9"], "delay_ms": 15}]
+
+
+def a_negative_wan_delay(inv):
+    inv["all"]["vars"]["testbed_wan"] = [
+        {"between": ["dc1", "dc2"], "delay_ms": 15},
+        {"from": "dc1", "to": "dc3", "delay_ms": -5},
+    ]
+
+
 BAD = [
     (controllers_in_two_dcs, "controllers span 2 DC(s) (dc1, dc2)"),
     (one_dc_holds_the_majority, "DC dc1 holds 3 of 5 controller voters"),
@@ -279,6 +290,8 @@ BAD = [
     (provided_certificates_without_files, "dc1-broker0: kafka_node_tls_key_src='' is not a file"),
     (a_spark_download_without_checksum, "dc1-spark: spark_archive_checksum must be sha256:<hex> or sha512:<hex>"),
     (a_spark_worker_with_a_bad_master_url, "dc1-spark: spark_master_url http://m1:8080 is not spark://host:port"),
+    (a_wan_link_to_an_unknown_dc, "testbed_wan[0]: 'dc9' is not a DC of the inventory (its DCs: dc1, dc2, dc3)"),
+    (a_negative_wan_delay, "testbed_wan[1]: delay_ms -5 is negative"),
 ]
 
 
