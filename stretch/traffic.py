@@ -163,3 +163,40 @@ def peak_rate(samples, window):
         rate = (b1 - b0) / (t1 - t0)
         peak = rate if peak is None else max(peak, rate)
     return peak
+
+
+REQUEST_COUNT = "kafka_network_request_time_count_total"
+REQUEST_MEAN = "kafka_network_request_time_ms_mean"
+COUNTERS = {
+    "isr_shrinks": "kafka_server_isr_shrinks_total",
+    "isr_expands": "kafka_server_isr_expands_total",
+    "raft_epoch": "kafka_raft_current_epoch",
+    "fenced_brokers": "kafka_controller_fenced_brokers",
+}
+
+
+def request_times(text):
+    """One node's request metrics: {(request, part): (count, mean ms since start)}, and its counters
+    {"isr_shrinks", "isr_expands", "raft_epoch", "fenced_brokers"} (absent ones left out: a controller has no
+    ISR, a broker counts no fenced brokers)."""
+    counts, means, counters = {}, {}, {}
+    names = {v: k for k, v in COUNTERS.items()}
+    for name, labels, value in samples(text):
+        if name == REQUEST_COUNT:
+            counts[(labels["request"], labels["part"])] = value
+        elif name == REQUEST_MEAN:
+            means[(labels["request"], labels["part"])] = value
+        elif name in names and not labels:
+            counters[names[name]] = value
+    return {"requests": {key: (counts[key], means.get(key, 0.0)) for key in counts}, "counters": counters}
+
+
+def mean_between(before, after, request, part):
+    """(requests, mean ms) of the requests a node handled between two reads of request_times(); the mean
+    since start times the count is the sum, so the two reads give the mean in between."""
+    n0, m0 = before["requests"].get((request, part), (0.0, 0.0))
+    n1, m1 = after["requests"].get((request, part), (0.0, 0.0))
+    if n1 < n0:
+        raise ValueError(f"{request} {part}: the count went back from {n0} to {n1} (a restart)")
+    n = n1 - n0
+    return int(n), (round((n1 * m1 - n0 * m0) / n, 2) if n else None)

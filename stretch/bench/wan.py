@@ -1,0 +1,552 @@
+"""make bench-wan: what the WAN between the DCs costs, measured at 0, 30 and 100 ms RTT beside a model.
+
+Against the running testbed (make up converge), with clients placed in the
+DCs (stretch.dcnet), on the topic `bench` (8 partitions, RF 4, leaders on all
+four brokers). For each broker-DC round trip (the tiebreaker keeps the
+inventory's):
+
+1. acks=all produce latency at 200 and 1000 records/s of 200 bytes, after a
+   warm-up whose figures are kept apart, for
+   (a) a producer in dc1 writing to one partition on each dc1 leader,
+   (b) a producer in dc2 writing to the same partitions,
+   (c) a leader-local producer in dc1 writing to every partition led in dc1
+       (two per broker), following the leaders as they move,
+   each with librdkafka's defaults and with the recommended settings
+   (`recommended_producer`). With (a), consumers time each record end to end:
+   in dc1 reading the leader, in dc2 reading the leader, in dc2 reading its
+   own DC's follower; and sample their lag each second;
+2. the brokers' request metrics over each run: where a Produce spends its
+   time (RemoteTimeMs: waiting on the far replicas) and how long the far
+   followers' fetches wait at the leader;
+3. a controller failover: the active controller's JVM killed, timed to the
+   new leader as the survivors' own metrics report it;
+4. a rolling restart of every node, timed per node, with producer (c)
+   writing through it and the bytes that crossed between the DCs counted by
+   the host against what it produced (2.0N for a leader-local producer).
+
+Every figure is printed beside its model (stretch.bench.wanmodel) as
+measured/model. reports/bench-wan.json keeps every figure and
+docs/images/wan-latency-cdf.png the latency CDFs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from stretch import REPO, dcnet, drill, traffic
+from stretch import cluster as inventory
+from stretch.bench import wanmodel
+from stretch.cluster import playbook, wait_until
+from stretch.loadtest import harness
+from stretch.wan import control
+from stretch.wan import inventory as wan_inventory
+
+TOPIC = "bench"
+RTTS = (0, 30, 100)
+PARTS = ("latency", "bulk", "link", "failover", "restart")
+RATES = (200, 1000)
+SIZE = 200
+CDF_PNG = REPO / "docs/images/wan-latency-cdf.png"
+REPORT = REPO / "reports/bench-wan.json"
+# KafkaRaftClient answers a follower's Fetch at the latest after this long.
+RAFT_FETCH_MAX_WAIT_MS = 500
+FETCH_TIMEOUT_MS = 2000  # controller.quorum.fetch.timeout.ms
+BULK_PORT = 5201
+BULK_RATE, BULK_SIZE = 20000, 1000  # 20 MB/s asked of one producer: more than the link carries at 100 ms
+# One bulk TCP stream: the receiver counts what arrives until the sender closes; one JSON line.
+RECEIVER = r"""
+import json, socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(1); s.settimeout(60)
+c, _ = s.accept(); c.settimeout(60)
+n, first, last = 0, None, None
+while True:
+    b = c.recv(1 << 20)
+    if not b:
+        break
+    now = time.monotonic(); first = first or now; last = now; n += len(b)
+print(json.dumps({"bytes": n, "seconds": (last - first) if n else 0}))
+"""
+SENDER = r"""
+import socket, sys, time
+c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=30)
+chunk, end = b"x" * (1 << 16), time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    c.sendall(chunk)
+c.close()
+"""
+
+
+def recommended_producer(rtt_ms, partitions_per_broker):
+    """The producer settings docs/benchmarks.md recommends over a WAN (librdkafka, acks=all, idempotent).
+
+    One request per connection in flight, and records held until the one in
+    flight is answered: linger.ms covers the leader's Produce time (about one
+    RTT to the far replicas) for each partition the producer writes on that
+    leader, since librdkafka sends one partition per request.
+    """
+    linger = max(5, math.ceil(1.3 * partitions_per_broker * rtt_ms))
+    return {"max.in.flight.requests.per.connection": "1", "linger.ms": str(linger)}
+
+
+def settings_args(settings):
+    return [a for k, v in settings.items() for a in ("--set", f"{k}={v}")]
+
+
+class Bench:
+    def __init__(self, cluster, workdir, seconds, warmup):
+        self.cluster, self.workdir, self.seconds, self.warmup = cluster, Path(workdir), seconds, warmup
+        self.config_file = cluster.client_config_file(workdir)
+        self.config = {"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config}
+        self.racks = harness.broker_racks(self.config)
+        self.first, self.second = cluster.dcs
+        self.clients = {}
+
+    # -- reading the cluster ---------------------------------------------------------------------------------
+
+    def scrape(self, nodes=None):
+        out = {}
+        for node in nodes or self.cluster.nodes:
+            url = f"http://{node.address}:{self.cluster.metrics_port}/metrics"
+            with urllib.request.urlopen(url, timeout=10) as response:
+                out[node.node_id] = traffic.request_times(response.read().decode())
+        return out
+
+    def led_by(self):
+        """{dc: {broker: [partitions it leads]}} of the bench topic now."""
+        out = {dc: {} for dc in self.cluster.dcs}
+        for p, leader in sorted(harness.partition_leaders(self.config, TOPIC).items()):
+            out[self.racks[leader]].setdefault(leader, []).append(p)
+        return out
+
+    def requests_between(self, before, after):
+        """Per broker: the Produce time and its part waiting on replicas, and the FetchFollower wait, over a run."""
+        out = {}
+        for node in self.cluster.brokers:
+            a, b = before[node.node_id], after[node.node_id]
+            produce_n, produce_ms = traffic.mean_between(a, b, "Produce", "TotalTimeMs")
+            _, remote_ms = traffic.mean_between(a, b, "Produce", "RemoteTimeMs")
+            follower_n, follower_ms = traffic.mean_between(a, b, "FetchFollower", "TotalTimeMs")
+            consumer_n, consumer_ms = traffic.mean_between(a, b, "FetchConsumer", "TotalTimeMs")
+            out[str(node.node_id)] = {
+                "produce_requests": produce_n, "produce_ms": produce_ms, "produce_remote_ms": remote_ms,
+                "fetch_follower_requests": follower_n, "fetch_follower_ms": follower_ms,
+                "fetch_consumer_requests": consumer_n, "fetch_consumer_ms": consumer_ms,
+            }  # fmt: skip
+        return out
+
+    # -- clients in the DCs --------------------------------------------------------------------------------
+
+    def client(self, dc, action, *args, seconds=None):
+        cmd = [sys.executable, "-m", "stretch.bench.wanclient", action, "--bootstrap-servers",
+               self.cluster.bootstrap_servers, "--client-config", str(self.config_file), "--topic", TOPIC,
+               "--dc", dc, "--seconds", str(seconds or self.seconds), "--warmup", str(self.warmup), *args]  # fmt: skip
+        return subprocess.Popen(self.clients[dc].wrap(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    @staticmethod
+    def answer(proc, timeout):
+        out, err = proc.communicate(timeout=timeout)
+        if proc.returncode != 0:
+            raise RuntimeError(f"a benchmark client failed ({proc.returncode}): {err.strip()[-2000:]}")
+        return json.loads(out.strip().splitlines()[-1])
+
+    def run(self, producer_dc, partitions, settings, rate, consumers=False, seconds=None):
+        """One run: a producer (partitions: a list, or "leader-local"), optionally the three timing consumers."""
+        seconds = seconds or self.seconds
+        target = (
+            ["--leader-local"] if partitions == "leader-local" else ["--partitions", ",".join(map(str, partitions))]
+        )
+        readers = {}
+        if consumers:
+            parts = ["--partitions", ",".join(map(str, partitions))]
+            extra = seconds + 4
+            readers = {
+                "leader_dc_leader": self.client(self.first, "consume", *parts, "--rack", self.first, seconds=extra),
+                "far_dc_leader": self.client(self.second, "consume", *parts, seconds=extra),
+                "far_dc_follower": self.client(self.second, "consume", *parts, "--rack", self.second, seconds=extra),
+            }
+            time.sleep(2)
+        before = self.scrape(self.cluster.brokers)
+        delayer_before = control.State().stats()
+        probe = drill.wan_probe()
+        probe.start()
+        args = [*target, "--rate", str(rate), "--size", str(SIZE), *settings_args(settings)]
+        producer = self.client(producer_dc, "produce", *args, seconds=seconds)
+        result = {"producer": self.answer(producer, seconds + self.warmup + 180)}
+        result["wan_rtt"] = probe.stop()
+        delayer_after = control.State().stats()
+        after = self.scrape(self.cluster.brokers)
+        result["brokers"] = self.requests_between(before, after)
+        result["delayer_cpu_per_second"] = round(
+            (delayer_after["cpu_seconds"] - delayer_before["cpu_seconds"])
+            / (delayer_after["monotonic"] - delayer_before["monotonic"]), 3)  # fmt: skip
+        for name, proc in readers.items():
+            result[name] = self.answer(proc, seconds + self.warmup + 60)
+        return result
+
+    # -- the three parts -----------------------------------------------------------------------------------
+
+    def latencies(self, rtt):
+        led = self.led_by()
+        one_each = sorted(parts[0] for parts in led[self.first].values())
+        per_broker = max(len(parts) for parts in led[self.first].values())
+        cases = {
+            "a_local": (self.first, one_each, 1),
+            "b_remote": (self.second, one_each, 1),
+            "c_leader_local": (self.first, "leader-local", per_broker),
+        }
+        out = []
+        for rate in RATES:
+            for case, (dc, partitions, p) in cases.items():
+                for label, settings in (("defaults", {}), ("recommended", recommended_producer(rtt, p))):
+                    print(f"  rtt {rtt} ms, {rate}/s, {case}, {label} {settings}", flush=True)
+                    found = self.run(dc, partitions, settings, rate, consumers=case == "a_local")
+                    print(f"    {brief(found)}", flush=True)
+                    found.update(rtt=rtt, rate=rate, case=case, settings_label=label, settings=settings,
+                                 partitions_per_broker=p, partitions=len(one_each) * p)  # fmt: skip
+                    out.append(found)
+        return out
+
+    def model(self, found, lan_produce):
+        if found["settings_label"] != "recommended":
+            return None  # librdkafka's defaults queue requests at the broker: see docs/benchmarks.md
+        rtt = found["rtt"]
+        leader = wanmodel.leader_produce_ms(rtt, lan_produce)
+        service = leader + (rtt if found["case"] == "b_remote" else 0)
+        linger = float(found["settings"]["linger.ms"])
+        p = found["partitions_per_broker"]
+        per_partition = found["rate"] / found["partitions"]
+        producer = wanmodel.producer_ms(service, linger, p, per_partition)
+        cycle = wanmodel.cycle_ms(service, linger, p, per_partition)
+        model = {"leader_produce_ms": leader, "producer": producer}
+        if found["case"] == "a_local":
+            model["end_to_end_p50"] = wanmodel.end_to_end_ms(producer["p50"], rtt, cycle, service)
+            model["lag_records"] = {
+                name: wanmodel.lag_records(found["rate"], latency - producer["p50"] + leader)
+                for name, latency in model["end_to_end_p50"].items()
+            }
+        return model
+
+    def controller_failover(self, rtt):
+        """The active controller's JVM killed: time to a new leader, as the survivors' raft metrics report it."""
+        controllers = self.cluster.controllers
+        leader_of = {}
+        for node_id, found in self.scrape(controllers).items():
+            leader_of[node_id] = found["counters"].get("raft_epoch")
+        old = inventory.quorum_leader_id(self.cluster)
+        victim = next(c for c in controllers if c.node_id == old)
+        survivors = [c for c in controllers if c.node_id != old]
+        epochs = {c.node_id: leader_of[c.node_id] for c in survivors}
+        subprocess.run(["podman", "exec", victim.host, "systemctl", "kill", "-s", "KILL", "kafka"], check=True)
+        down = float(subprocess.run(
+            ["podman", "exec", victim.host, "systemctl", "show", "kafka", "-p", "InactiveEnterTimestampMonotonic",
+             "--value"], capture_output=True, text=True, check=True).stdout) / 1e6  # fmt: skip
+        elected = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and elected is None:
+            for node_id, found in self.scrape(survivors).items():
+                if found["counters"].get("raft_epoch", 0) > epochs[node_id]:
+                    elected = time.monotonic()
+            time.sleep(0.05)
+        subprocess.run(["podman", "exec", victim.host, "systemctl", "start", "kafka"], check=True)
+        back = wait_until(lambda: inventory.read_quorum(self.cluster) is not None, timeout=120)
+        vote_rtt = max(self.rtt_between(a.dc, b.dc) for a in survivors for b in survivors if a != b)
+        model = wanmodel.controller_failover_ms(FETCH_TIMEOUT_MS, RAFT_FETCH_MAX_WAIT_MS, vote_rtt)
+        measured = round((elected - down) * 1000) if elected else None
+        return {"killed": victim.host, "new_leader_after_ms": measured, "model_ms": model,
+                "ratio": wanmodel.ratio(measured, model), "quorum_back": bool(back)}  # fmt: skip
+
+    def link_throughput(self, seconds=10):
+        """One bulk TCP stream from a client in the first DC to one in the second, through the delayer: MB/s,
+        and the delayer's CPU per second and per GB meanwhile (the kernel autotunes the stream's window)."""
+        near, far = self.clients[self.first], self.clients[self.second]
+        host = far.address.split("/")[0]
+        receiver = subprocess.Popen(far.wrap([sys.executable, "-c", RECEIVER, host, str(BULK_PORT)]),
+                                    stdout=subprocess.PIPE, text=True)  # fmt: skip
+        time.sleep(1)
+        cpu0 = control.State().stats()
+        subprocess.run(near.wrap([sys.executable, "-c", SENDER, host, str(BULK_PORT), str(seconds)]), check=True,
+                       timeout=seconds + 60)  # fmt: skip
+        found = json.loads(receiver.communicate(timeout=90)[0])
+        cpu1 = control.State().stats()
+        mb = found["bytes"] / 1e6
+        cpu = cpu1["cpu_seconds"] - cpu0["cpu_seconds"]
+        wall = cpu1["monotonic"] - cpu0["monotonic"]
+        return {"mb_per_second": round(mb / found["seconds"], 1) if found["seconds"] else None, "mb": round(mb),
+                "delayer_cpu_per_second": round(cpu / wall, 3) if wall else None,
+                "delayer_cpu_seconds_per_gb": round(cpu / (mb / 1000), 2) if mb else None}  # fmt: skip
+
+    def bulk(self, rtt, seconds=10):
+        """acks=all written as fast as one producer in the first DC can, to one partition per leader there: what
+        the far replicas' fetches carry across the link (their socket buffers against the bandwidth x RTT)."""
+        one_each = sorted(parts[0] for parts in self.led_by()[self.first].values())
+        args = ["--partitions", ",".join(map(str, one_each)), "--rate", str(BULK_RATE), "--size", str(BULK_SIZE)]
+        found = self.answer(self.client(self.first, "produce", *args, seconds=seconds), seconds + self.warmup + 180)
+        mb = found["steady"]["n"] * BULK_SIZE / 1e6
+        return {"rtt": rtt, "acked_mb_per_second": round(mb / seconds, 2), "errors": found["errors"],
+                "unconfirmed": found["unconfirmed"], "p50_ms": found["steady"].get("p50"),
+                "p99_ms": found["steady"].get("p99")}  # fmt: skip
+
+    def calm(self, seconds, rate=1000):
+        """A calm period under load: the quorum's elections, ISR shrinks and fenced brokers it saw (all should be 0).
+
+        A producer in the first DC writes `rate` records/s to one partition per leader there while consumers read
+        them in both DCs; every 5 s the nodes' metrics are read: the quorum's epoch on each controller (one more per
+        election), each broker's ISR shrinks, the active controller's fenced brokers."""
+        one_each = sorted(parts[0] for parts in self.led_by()[self.first].values())
+        parts = ["--partitions", ",".join(map(str, one_each))]
+        readers = [self.client(self.second, "consume", *parts, "--rack", self.second, seconds=seconds),
+                   self.client(self.first, "consume", *parts, "--rack", self.first, seconds=seconds)]  # fmt: skip
+        producer = self.client(self.first, "produce", *parts, "--rate", str(rate), "--size", str(SIZE),
+                               seconds=seconds)  # fmt: skip
+        start = self.scrape()
+        fenced_max, samples = 0, 0
+        deadline = time.monotonic() + seconds + self.warmup
+        while time.monotonic() < deadline:
+            time.sleep(5)
+            now = self.scrape()
+            fenced_max = max([fenced_max] + [n["counters"].get("fenced_brokers", 0) for n in now.values()])
+            samples += 1
+        written = self.answer(producer, seconds + self.warmup + 180)
+        read = [self.answer(r, seconds + self.warmup + 60) for r in readers]
+        end = self.scrape()
+
+        def delta(key):
+            return {str(n): end[n]["counters"][key] - start[n]["counters"][key]
+                    for n in end if key in end[n]["counters"] and key in start[n]["counters"]}  # fmt: skip
+
+        epochs = delta("raft_epoch")
+        return {
+            "seconds": seconds, "rate": rate, "samples": samples,
+            "controller_elections": max(epochs.values()) if epochs else None, "raft_epoch_changes": epochs,
+            "isr_shrinks": sum(delta("isr_shrinks").values()), "isr_shrinks_by_broker": delta("isr_shrinks"),
+            "fenced_brokers_max": fenced_max,
+            "producer": {k: written[k] for k in ("acknowledged", "errors", "unconfirmed", "steady")},
+            "consumers_p99_ms": [r["steady"].get("p99") for r in read],
+        }  # fmt: skip
+
+    def rtt_between(self, a, b):
+        delays = {(x.src, x.dst): x.delay_ms for x in control.State().links()}
+        return 0.0 if a == b else delays.get((a, b), 0.0) + delays.get((b, a), 0.0)
+
+    def rolling_restart(self, rtt):
+        """Every node restarted in turn under producer (c); per node time and the bytes that crossed the link."""
+        p = max(len(parts) for parts in self.led_by()[self.first].values())
+        settings = recommended_producer(rtt, p)
+        ports = {self.cluster.client_port, self.cluster.replication_port}
+        with dcnet.RoutedBytes(self.cluster.dcs, ports) as routed:
+            before = routed.read()
+            args = ["--leader-local", "--rate", "200", "--size", str(SIZE), *settings_args(settings)]
+            producer = self.client(self.first, "produce", *args, seconds=900)
+            time.sleep(self.warmup + 5)
+            run = playbook(self.cluster, "rolling-restart", log_dir=REPO / "reports/bench-wan")
+            producer.terminate()  # the producer stops writing, flushes and reports on SIGTERM
+            written = self.answer(producer, 300)
+            crossed = dcnet.between(before, routed.read())
+        payload = sum(traffic.wire_payload(counted) for counted in crossed.values())
+        produced = sum(written["tx_bytes"].values())
+        restarts = run.stats.get("kafka_restarts", []) if run.ok else []
+        return {
+            "ok": run.ok, "wall_seconds": run.seconds, "nodes": len(restarts),
+            "per_node_seconds": round(run.seconds / len(restarts), 1) if restarts else None,
+            "gate_seconds": round(sum(g["gate_before_seconds"] + g["gate_after_seconds"] for g in restarts), 1),
+            "producer": {k: written[k] for k in ("acknowledged", "errors", "unconfirmed", "steady",
+                                                 "leader_moves_followed")},
+            "produced_wire_bytes": produced, "crossed_payload_bytes": payload,
+            "crossed_per_produced": round(payload / produced, 3) if produced else None, "model_per_produced": 2.0,
+        }  # fmt: skip
+
+
+def brief(found):
+    """One line of a run's figures, printed as the run ends."""
+    s = found["producer"]["steady"]
+    out = f"producer p50 {s.get('p50')} p99 {s.get('p99')} ms ({s['n']} acked, {found['producer']['errors']} errors)"
+    for name in ("leader_dc_leader", "far_dc_leader", "far_dc_follower"):
+        if name in found:
+            e = found[name]["steady"]
+            out += f"; {name} p50 {e.get('p50')} p99 {e.get('p99')}"
+    pair = found.get("wan_rtt", {})
+    return out + "; RTT " + ", ".join(f"{k} p50 {v['p50_ms']} p99 {v['p99_ms']}" for k, v in sorted(pair.items()))
+
+
+def lan_produce_ms(results):
+    """The leader's own Produce handling at RTT 0: the brokers' mean over the LAN runs with the recommended
+    settings, the model's one measured input."""
+    means = [b["produce_ms"] for r in results if r["rtt"] == 0 and r["settings_label"] == "recommended"
+             for b in r["brokers"].values() if b["produce_requests"] and b["produce_ms"] is not None]  # fmt: skip
+    if not means:
+        raise RuntimeError("the model needs the LAN runs (--rtt 0) for the leader's own Produce time")
+    return round(sum(means) / len(means), 2)
+
+
+def table(report):
+    rows = ["| RTT | rate | case | settings | producer p50 / p99 (warm-up p99) | model p50 / p99 | measured/model |",
+            "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in report["latency"]:
+        s, m = r["producer"]["steady"], r["model"]
+        model = f"{m['producer']['p50']:.0f} / {m['producer']['p99']:.0f}" if m else "(queueing)"
+        ratios = (f"{wanmodel.ratio(s['p50'], m['producer']['p50'])} / {wanmodel.ratio(s['p99'], m['producer']['p99'])}"
+                  if m else "")  # fmt: skip
+        rows.append(f"| {r['rtt']} | {r['rate']} | {r['case']} | {r['settings_label']} | {s['p50']:.0f} / "
+                    f"{s['p99']:.0f} ({r['producer']['warmup'].get('p99', 0):.0f}) | {model} | {ratios} |")  # fmt: skip
+    rows += ["", "| RTT | rate | settings | consumer | e2e p50 / p99 | model p50 | measured/model | lag p50 (model) |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in report["latency"]:
+        if r["case"] != "a_local":
+            continue
+        for name in ("leader_dc_leader", "far_dc_leader", "far_dc_follower"):
+            s = r[name]["steady"]
+            model = r["model"]["end_to_end_p50"][name] if r["model"] else None
+            lag = r["model"]["lag_records"][name] if r["model"] else None
+            rows.append(f"| {r['rtt']} | {r['rate']} | {r['settings_label']} | {name} | {s['p50']:.0f} / {s['p99']:.0f}"
+                        f" | {model and round(model)} | {wanmodel.ratio(s['p50'], model) or ''} | "
+                        f"{r[name]['lag_records'].get('p50')} ({lag and round(lag)}) |")  # fmt: skip
+    rows += ["", "| RTT set | measured during the runs: p50 / p99 / max | delayer CPU (of one core) "
+             "| bulk TCP through it | its CPU per GB |", "|---|---|---|---|---|"]  # fmt: skip
+    pair = "-".join(report["broker_dcs"])
+    for rtt in report["rtts"]:
+        runs = [r for r in report["latency"] if r["rtt"] == rtt and pair in r.get("wan_rtt", {})]
+        if not runs:
+            continue
+        p50 = sorted(r["wan_rtt"][pair]["p50_ms"] for r in runs)[len(runs) // 2]
+        p99 = max(r["wan_rtt"][pair]["p99_ms"] for r in runs)
+        worst = max(r["wan_rtt"][pair]["max_ms"] for r in runs)
+        cpu = max(r["delayer_cpu_per_second"] for r in runs)
+        link = report["link"].get(str(rtt), {})
+        rows.append(f"| {rtt} | {p50} / {p99} / {worst} ms | up to {cpu:.1%} | {link.get('mb_per_second', '-')} MB/s "
+                    f"| {link.get('delayer_cpu_seconds_per_gb', '-')} s |")  # fmt: skip
+    rows += ["", "| RTT | acks=all bulk, one producer | controller failover (model) | rolling restart: per node, gates "
+             "| crossed/produced (model) |", "|---|---|---|---|---|"]  # fmt: skip
+    for rtt in report["rtts"]:
+        b, f, rr = (report[k].get(str(rtt), {}) for k in ("bulk", "failover", "restart"))
+        failover = f"{f['new_leader_after_ms']} ms ({f['model_ms']:.0f} ms, {f['ratio']})" if f else "-"
+        rows.append(
+            f"| {rtt} | {b.get('acked_mb_per_second', '-')} MB/s | {failover} | {rr.get('per_node_seconds', '-')} s, "
+            f"{rr.get('gate_seconds', '-')} s | {rr.get('crossed_per_produced', '-')} (2.0) |"
+        )
+    return "\n".join(rows)
+
+
+def draw(report, path):
+    import matplotlib  # noqa: PLC0415  only where the picture is drawn
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig, axes = plt.subplots(1, len(report["rtts"]), figsize=(5 * len(report["rtts"]), 4), sharey=True)
+    for ax, rtt in zip(axes, report["rtts"], strict=True):
+        for r in report["latency"]:
+            if r["rtt"] != rtt or r["rate"] != 1000:
+                continue
+            series = [(f"{r['case']} {r['settings_label']}", r["producer"]["steady_ms"])]
+            if r["case"] == "a_local" and r["settings_label"] == "recommended":
+                series += [(f"e2e {n}", r[n]["steady_ms"]) for n in ("far_dc_leader", "far_dc_follower")]
+            for label, values in series:
+                values = sorted(values)
+                ax.plot(values, [(i + 1) / len(values) for i in range(len(values))], label=label)
+        ax.set_title(f"RTT {rtt} ms, 1000 records/s")
+        ax.set_xscale("log")
+        ax.set_xlabel("latency (ms)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("fraction of records")
+    axes[-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
+def calm_main(cluster, args):
+    out = {}
+    with tempfile.TemporaryDirectory() as workdir:
+        bench = Bench(cluster, workdir, args.seconds, args.warmup)
+        try:
+            with dcnet.DcClient(bench.first) as near, dcnet.DcClient(bench.second) as far:
+                bench.clients = {bench.first: near, bench.second: far}
+                for rtt in args.rtt or [100]:
+                    control.set_rtt(rtt)
+                    time.sleep(10)
+                    out[str(rtt)] = found = bench.calm(args.calm)
+                    print(json.dumps({"rtt": rtt, **found}), flush=True)
+        finally:
+            control.apply(wan_inventory.read(cluster.inventory))
+    path = REPORT.with_name("bench-wan-calm.json")
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m stretch.bench.wan", description=__doc__.splitlines()[0])
+    p.add_argument("--rtt", type=float, action="append", help="a broker-DC round trip to measure (repeat)")
+    p.add_argument("--seconds", type=float, default=20, help="steady-state seconds per run")
+    p.add_argument("--warmup", type=float, default=5)
+    p.add_argument("--parts", default=",".join(PARTS), help=f"what to measure at each RTT, of {','.join(PARTS)}")
+    p.add_argument(
+        "--calm",
+        type=float,
+        metavar="SECONDS",
+        help="only a calm period under load at each --rtt: elections, ISR shrinks, fenced brokers",
+    )
+    args = p.parse_args(argv)
+    parts = set(args.parts.split(","))
+    if parts - set(PARTS):
+        p.error(f"--parts: unknown {','.join(sorted(parts - set(PARTS)))} (known: {','.join(PARTS)})")
+    cluster = inventory.load()
+    if args.calm:
+        return calm_main(cluster, args)
+    rtts = args.rtt or list(RTTS)
+    report = {"rtts": rtts, "seconds": args.seconds, "warmup": args.warmup, "latency": [], "failover": {},
+              "restart": {}, "link": {}, "bulk": {}, "broker_dcs": list(cluster.dcs)}  # fmt: skip
+    with tempfile.TemporaryDirectory() as workdir:
+        bench = Bench(cluster, workdir, args.seconds, args.warmup)
+        try:
+            with dcnet.DcClient(bench.first) as near, dcnet.DcClient(bench.second) as far:
+                bench.clients = {bench.first: near, bench.second: far}
+                for rtt in rtts:
+                    print(f"RTT {rtt} ms between {bench.first} and {bench.second}", flush=True)
+                    control.set_rtt(rtt)
+                    time.sleep(10)
+                    if "latency" in parts:
+                        report["latency"] += bench.latencies(rtt)
+                    if "bulk" in parts:
+                        report["bulk"][str(rtt)] = bench.bulk(rtt)
+                        print(f"  bulk acks=all: {report['bulk'][str(rtt)]}", flush=True)
+                    if "link" in parts and rtt:
+                        report["link"][str(rtt)] = bench.link_throughput()
+                        print(f"  link: {report['link'][str(rtt)]}", flush=True)
+                    if "failover" in parts:
+                        report["failover"][str(rtt)] = bench.controller_failover(rtt)
+                        print(f"  controller failover: {report['failover'][str(rtt)]}", flush=True)
+                    if "restart" in parts:
+                        report["restart"][str(rtt)] = bench.rolling_restart(rtt)
+                        print(f"  rolling restart: {report['restart'][str(rtt)]}", flush=True)
+        finally:
+            control.apply(wan_inventory.read(cluster.inventory))
+    REPORT.parent.mkdir(exist_ok=True)
+    REPORT.write_text(json.dumps(report, indent=1) + "\n")  # the raw figures, before the model
+    try:
+        report["lan_produce_ms"] = lan_produce = lan_produce_ms(report["latency"])
+    except RuntimeError as exc:
+        print(f"no model: {exc}")
+        lan_produce = None
+    for found in report["latency"]:
+        found["model"] = bench.model(found, lan_produce) if lan_produce is not None else None
+    REPORT.write_text(json.dumps(report, indent=1) + "\n")
+    print(table(report))
+    if report["latency"]:
+        draw(report, CDF_PNG)
+        print(f"picture: {CDF_PNG}")
+    print(f"report: {REPORT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
