@@ -49,7 +49,8 @@ class Load:
         print(
             f"load through {self.label}: {report['acknowledged']} acknowledged, lost {report['lost']}, reordered "
             f"{report['reordered']}, produce errors {report['produce_errors']}, latency p99 "
-            f"{report['latency_p99_ms']} ms, longest stall {report['longest_stall_seconds']} s",
+            f"{report['latency_p99_ms']} ms after a {report['warmup_seconds']:g} s warm-up (warm-up p99 "
+            f"{report['warmup_latency_p99_ms']} ms), longest stall {report['longest_stall_seconds']} s",
             flush=True,
         )
         if exc[0] is None:
