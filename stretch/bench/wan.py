@@ -41,6 +41,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from confluent_kafka.admin import AdminClient, ConfigResource
+
 from stretch import REPO, dcnet, drill, traffic
 from stretch import cluster as inventory
 from stretch.bench import wanmodel
@@ -51,7 +53,8 @@ from stretch.wan import inventory as wan_inventory
 
 TOPIC = "bench"
 RTTS = (0, 30, 100)
-PARTS = ("latency", "bulk", "link", "failover", "restart")
+PARTS = ("latency", "quiet", "bulk", "link", "failover", "restart")
+QUIET_RATE = 4  # records/s over two leaders: an append every 500 ms on each
 RATES = (200, 1000)
 SIZE = 200
 CDF_PNG = REPO / "docs/images/wan-latency-cdf.png"
@@ -196,7 +199,8 @@ class Bench:
 
     # -- the three parts -----------------------------------------------------------------------------------
 
-    def latencies(self, rtt):
+    def latencies(self, rtt, rates=RATES, only=None):
+        """Every case at every rate, with librdkafka's defaults and with the recommended settings (only: one case)."""
         led = self.led_by()
         one_each = sorted(parts[0] for parts in led[self.first].values())
         per_broker = max(len(parts) for parts in led[self.first].values())
@@ -206,8 +210,10 @@ class Bench:
             "c_leader_local": (self.first, "leader-local", per_broker),
         }
         out = []
-        for rate in RATES:
+        for rate in rates:
             for case, (dc, partitions, p) in cases.items():
+                if only and case != only:
+                    continue
                 for label, settings in (("defaults", {}), ("recommended", recommended_producer(rtt, p))):
                     print(f"  rtt {rtt} ms, {rate}/s, {case}, {label} {settings}", flush=True)
                     found = self.run(dc, partitions, settings, rate, consumers=case == "a_local")
@@ -217,25 +223,12 @@ class Bench:
                     out.append(found)
         return out
 
-    def model(self, found, lan_produce):
-        if found["settings_label"] != "recommended":
-            return None  # librdkafka's defaults queue requests at the broker: see docs/benchmarks.md
-        rtt = found["rtt"]
-        leader = wanmodel.leader_produce_ms(rtt, lan_produce)
-        service = leader + (rtt if found["case"] == "b_remote" else 0)
-        linger = float(found["settings"]["linger.ms"])
-        p = found["partitions_per_broker"]
-        per_partition = found["rate"] / found["partitions"]
-        producer = wanmodel.producer_ms(service, linger, p, per_partition)
-        cycle = wanmodel.cycle_ms(service, linger, p, per_partition)
-        model = {"leader_produce_ms": leader, "producer": producer}
-        if found["case"] == "a_local":
-            model["end_to_end_p50"] = wanmodel.end_to_end_ms(producer["p50"], rtt, cycle, service)
-            model["lag_records"] = {
-                name: wanmodel.lag_records(found["rate"], latency - producer["p50"] + leader)
-                for name, latency in model["end_to_end_p50"].items()
-            }
-        return model
+    def broker_setting(self, name):
+        """A setting as the first broker runs it (its describe_configs), for the model's inputs."""
+        admin = AdminClient(self.config)
+        resource = ConfigResource(ConfigResource.Type.BROKER, str(self.cluster.brokers[0].node_id))
+        found = admin.describe_configs([resource])[resource].result(timeout=30)
+        return int(found[name].value)
 
     def controller_failover(self, rtt):
         """The active controller's JVM killed: time to a new leader, as the survivors' raft metrics report it."""
@@ -386,6 +379,45 @@ def brief(found):
     return out + "; RTT " + ", ".join(f"{k} p50 {v['p50_ms']} p99 {v['p99_ms']}" for k, v in sorted(pair.items()))
 
 
+def model(found, lan_produce, fetch_wait_ms):
+    """The model's figures for one latency run (None for librdkafka's defaults)."""
+    if found["settings_label"] != "recommended":
+        return None  # librdkafka's defaults queue requests at the broker: see docs/wan.md
+    rtt = found["rtt"]
+    leader = wanmodel.leader_produce_ms(rtt, lan_produce)
+    service = leader + (rtt if found["case"] == "b_remote" else 0)
+    linger = float(found["settings"]["linger.ms"])
+    p = found["partitions_per_broker"]
+    per_partition = found["rate"] / found["partitions"]
+    producer = wanmodel.producer_ms(service, linger, p, per_partition)
+    gap = wanmodel.append_gap_ms(service, linger, p, per_partition)
+    model = {"leader_produce_ms": leader, "producer": producer}
+    if found["case"] == "a_local":
+        model["end_to_end_p50"] = wanmodel.end_to_end_ms(producer["p50"], rtt, gap, leader, fetch_wait_ms)
+        model["lag_records"] = {
+            name: wanmodel.lag_records(found["rate"], latency - producer["p50"] + leader)
+            for name, latency in model["end_to_end_p50"].items()
+        }
+    return model
+
+
+def finish(report, path=REPORT):
+    """The model beside each run, the table, the picture: from the raw figures of a run (or of a saved report)."""
+    try:
+        report["lan_produce_ms"] = lan_produce = lan_produce_ms(report["latency"])
+    except RuntimeError as exc:
+        print(f"no model: {exc}")
+        lan_produce = None
+    for found in report["latency"]:
+        found["model"] = model(found, lan_produce, report["replica_fetch_wait_max_ms"]) if lan_produce else None
+    path.write_text(json.dumps(report, indent=1) + "\n")
+    print(table(report))
+    if report["latency"]:
+        draw(report, CDF_PNG)
+        print(f"picture: {CDF_PNG}")
+    print(f"report: {path}")
+
+
 def lan_produce_ms(results):
     """The leader's own Produce handling at RTT 0: the brokers' mean over the LAN runs with the recommended
     settings, the model's one measured input."""
@@ -520,7 +552,11 @@ def main(argv=None):
         metavar="SECONDS",
         help="only a calm period under load at each --rtt: elections, ISR shrinks, fenced brokers",
     )
+    p.add_argument("--report", type=Path, help="only the model, the table and the picture of a saved report")
     args = p.parse_args(argv)
+    if args.report:
+        finish(json.loads(args.report.read_text()), args.report)
+        return 0
     parts = set(args.parts.split(","))
     if parts - set(PARTS):
         p.error(f"--parts: unknown {','.join(sorted(parts - set(PARTS)))} (known: {','.join(PARTS)})")
@@ -532,6 +568,7 @@ def main(argv=None):
               "restart": {}, "link": {}, "bulk": {}, "broker_dcs": list(cluster.dcs)}  # fmt: skip
     with tempfile.TemporaryDirectory() as workdir:
         bench = Bench(cluster, workdir, args.seconds, args.warmup)
+        report["replica_fetch_wait_max_ms"] = bench.broker_setting("replica.fetch.wait.max.ms")
         try:
             with dcnet.DcClient(bench.first) as near, dcnet.DcClient(bench.second) as far:
                 bench.clients = {bench.first: near, bench.second: far}
@@ -541,6 +578,10 @@ def main(argv=None):
                     time.sleep(10)
                     if "latency" in parts:
                         report["latency"] += bench.latencies(rtt)
+                        save(report)
+                    if "quiet" in parts:
+                        # A quiet leader: the far follower learns the high watermark late (replica.fetch.wait.max.ms).
+                        report["latency"] += bench.latencies(rtt, rates=(QUIET_RATE,), only="a_local")
                         save(report)
                     if "bulk" in parts:
                         report["bulk"][str(rtt)] = bench.bulk(rtt)
@@ -561,19 +602,7 @@ def main(argv=None):
         finally:
             control.apply(wan_inventory.read(cluster.inventory))
     save(report)  # the raw figures, before the model
-    try:
-        report["lan_produce_ms"] = lan_produce = lan_produce_ms(report["latency"])
-    except RuntimeError as exc:
-        print(f"no model: {exc}")
-        lan_produce = None
-    for found in report["latency"]:
-        found["model"] = bench.model(found, lan_produce) if lan_produce is not None else None
-    REPORT.write_text(json.dumps(report, indent=1) + "\n")
-    print(table(report))
-    if report["latency"]:
-        draw(report, CDF_PNG)
-        print(f"picture: {CDF_PNG}")
-    print(f"report: {REPORT}")
+    finish(report)
     return 0
 
 

@@ -11,33 +11,50 @@ def test_the_leader_pays_one_round_trip_to_the_far_replicas_on_top_of_its_own_ha
     assert wanmodel.leader_produce_ms(0, 1.5) == 1.5
 
 
-def test_one_partition_per_connection_cycles_at_the_service_time_when_records_keep_coming():
+def test_a_busy_connection_makes_a_record_wait_up_to_a_turn_of_its_partitions():
     # 100 records/s on the partition: a record every 10 ms, always one waiting when the answer comes.
-    assert wanmodel.cycle_ms(31.5, 5, 1, 100) == 31.5
+    assert wanmodel.window_ms(31.5, 5, 1) == 31.5
     assert wanmodel.producer_ms(31.5, 5, 1, 100) == {"p50": 31.5 / 2 + 31.5, "p99": 63.0}
 
 
 def test_partitions_sharing_a_connection_take_turns():
     # librdkafka sends one partition per ProduceRequest and the broker serves one request per connection at a time.
-    assert wanmodel.cycle_ms(31.5, 5, 2, 100) == 63.0
+    assert wanmodel.window_ms(31.5, 5, 2) == 63.0
     assert wanmodel.producer_ms(31.5, 5, 2, 100)["p99"] == 63.0 + 31.5
 
 
-def test_a_slow_partition_waits_for_its_linger_and_half_the_gap_between_its_records():
-    # 2 records/s: 500 ms between records, the linger (100 ms) plus half of that (250 ms) dominates.
-    assert wanmodel.cycle_ms(31.5, 100, 1, 2) == 350.0
+def test_a_linger_longer_than_the_turn_is_the_window():
+    assert wanmodel.producer_ms(31.5, 40, 1, 100) == {"p50": 20 + 31.5, "p99": 40 + 31.5}
+
+
+def test_a_record_that_comes_alone_waits_exactly_the_linger():
+    # 2 records/s: 500 ms apart, each finds the connection idle and waits its linger before it leaves.
+    assert wanmodel.producer_ms(31.5, 40, 1, 2) == {"p50": 71.5, "p99": 71.5}
+
+
+def test_appends_come_every_turn_when_busy_and_every_record_when_quiet():
+    assert wanmodel.append_gap_ms(31.5, 5, 1, 100) == 31.5
+    assert wanmodel.append_gap_ms(31.5, 5, 2, 100) == 31.5  # two partitions take turns: an append per service
+    assert wanmodel.append_gap_ms(31.5, 5, 1, 2) == 500.0
 
 
 def test_a_far_follower_adds_one_way_and_the_wait_for_the_leaders_next_append():
-    e2e = wanmodel.end_to_end_ms(producer_p50=47.0, rtt_ms=30, cycle=40.0, service_ms=31.5)
+    e2e = wanmodel.end_to_end_ms(producer_p50=47.0, rtt_ms=30, append_gap=40.0, leader_ms=31.5)
     assert e2e["leader_dc_leader"] == 47.0
     assert e2e["far_dc_leader"] == 62.0
     assert e2e["far_dc_follower"] == pytest.approx(62.0 + 8.5)
 
 
-def test_the_follower_waits_at_most_its_fetch_wait():
-    e2e = wanmodel.end_to_end_ms(producer_p50=0, rtt_ms=30, cycle=5000.0, service_ms=31.5, fetch_wait_ms=500)
+def test_at_a_steady_rate_following_costs_only_the_one_way():
+    e2e = wanmodel.end_to_end_ms(producer_p50=47.0, rtt_ms=30, append_gap=31.5, leader_ms=31.5)
+    assert e2e["far_dc_follower"] == e2e["far_dc_leader"]
+
+
+def test_on_a_quiet_leader_the_follower_waits_at_most_its_fetch_wait():
+    e2e = wanmodel.end_to_end_ms(producer_p50=0, rtt_ms=30, append_gap=5000.0, leader_ms=31.5, fetch_wait_ms=500)
     assert e2e["far_dc_follower"] - e2e["far_dc_leader"] == 500
+    e2e = wanmodel.end_to_end_ms(producer_p50=0, rtt_ms=30, append_gap=5000.0, leader_ms=31.5, fetch_wait_ms=100)
+    assert e2e["far_dc_follower"] - e2e["far_dc_leader"] == 100
 
 
 def test_controller_failover_is_the_fetch_timeout_less_half_a_fetch_wait_plus_two_vote_rounds():
