@@ -172,6 +172,8 @@ COUNTERS = {
     "isr_expands": "kafka_server_isr_expands_total",
     "raft_epoch": "kafka_raft_current_epoch",
     "fenced_brokers": "kafka_controller_fenced_brokers",
+    "raft_high_watermark": "kafka_raft_high_watermark",
+    "raft_log_end": "kafka_raft_log_end_offset",
 }
 
 
