@@ -50,6 +50,7 @@ from stretch.cluster import playbook, wait_until
 from stretch.loadtest import harness
 from stretch.wan import control
 from stretch.wan import inventory as wan_inventory
+from stretch.wan.delayer import late_share
 
 TOPIC = "bench"
 RTTS = (0, 30, 100)
@@ -193,6 +194,10 @@ class Bench:
         result["delayer_cpu_per_second"] = round(
             (delayer_after["cpu_seconds"] - delayer_before["cpu_seconds"])
             / (delayer_after["monotonic"] - delayer_before["monotonic"]), 3)  # fmt: skip
+        result["delayer_late"] = {
+            link: late_share(delayer_before["links"].get(link, {}).get("late_ms"), found["late_ms"])
+            for link, found in delayer_after["links"].items() if "late_ms" in found
+        }  # fmt: skip
         for name, proc in readers.items():
             result[name] = self.answer(proc, seconds + self.warmup + 60)
         return result
@@ -387,7 +392,12 @@ def brief(found):
             e = found[name]["steady"]
             out += f"; {name} p50 {e.get('p50')} p99 {e.get('p99')}"
     pair = found.get("wan_rtt", {})
-    return out + "; RTT " + ", ".join(f"{k} p50 {v['p50_ms']} p99 {v['p99_ms']}" for k, v in sorted(pair.items()))
+    out += "; RTT " + ", ".join(f"{k} p50 {v['p50_ms']} p99 {v['p99_ms']}" for k, v in sorted(pair.items()))
+    late = [v for v in found.get("delayer_late", {}).values() if v["released"]]
+    if late:
+        share = sum(v["late"] for v in late) / sum(v["released"] for v in late)
+        out += f"; delayer: {share:.2%} of {sum(v['released'] for v in late)} packets > 1 ms late"
+    return out
 
 
 def model(found, lan_produce, fetch_wait_ms):
