@@ -16,14 +16,20 @@ import json
 import statistics
 import subprocess
 import threading
+import uuid
 
-# Run in a node: argv = interval, rounds, then host:port targets; one JSON line {target: ms} per round (an
-# answered connect, refused or accepted, is a round trip; a timeout or an unreachable host is None).
+# Run in a node: argv = interval, rounds, seconds, a tag (only to find the process again), then host:port
+# targets; one JSON line {target: ms} per round (an answered connect, refused or accepted, is a round trip; a
+# timeout or an unreachable host is None). It stops after `rounds` rounds or `seconds` seconds, whichever first:
+# ending the `podman exec` that started it does not end it.
 PROBE = r"""
 import json, socket, sys, time
-interval, rounds, targets = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+interval, rounds, seconds, targets = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[5:]
+deadline = time.monotonic() + seconds
 for _ in range(rounds):
     started = time.monotonic()
+    if started > deadline:
+        break
     out = {}
     for target in targets:
         host, port = target.rsplit(":", 1)
@@ -70,9 +76,11 @@ class RttProbe(threading.Thread):
     probes: {dc: (container, address)}. Results: {(from, to): [ms or None]}.
     """
 
-    def __init__(self, probes, interval=1.0, rounds=100000, port=CLOSED_PORT):
+    def __init__(self, probes, interval=1.0, rounds=100000, port=CLOSED_PORT, seconds=4 * 3600):
         super().__init__(daemon=True)
         self.probes, self.interval, self.rounds, self.port = dict(probes), interval, rounds, port
+        self.seconds = seconds
+        self.tag = f"stretch-rtt-{uuid.uuid4().hex[:12]}"
         self.samples = {(a, b): [] for a in self.probes for b in self.probes if a != b}
         self._procs = []
         self.error = None
@@ -93,7 +101,7 @@ class RttProbe(threading.Thread):
                 targets = {dst: f"{addr}:{self.port}" for dst, (_, addr) in self.probes.items() if dst != src}
                 proc = subprocess.Popen(
                     ["podman", "exec", "-i", container, "python3", "-u", "-c", PROBE, str(self.interval),
-                     str(self.rounds), *targets.values()],
+                     str(self.rounds), str(self.seconds), self.tag, *targets.values()],
                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                 )  # fmt: skip
                 self._procs.append(proc)
@@ -106,6 +114,9 @@ class RttProbe(threading.Thread):
             self.error = exc
 
     def stop(self):
+        # The probes in the nodes outlive their `podman exec`: end them by their tag first.
+        for container, _ in self.probes.values():
+            subprocess.run(["podman", "exec", container, "pkill", "-f", self.tag], capture_output=True, timeout=60)
         for proc in self._procs:
             proc.terminate()
         self.join(timeout=30)

@@ -57,7 +57,8 @@ def test_a_client_placed_in_a_dc_pays_the_delay_to_the_other_dc_and_none_within_
     far = next(n for n in cluster.brokers if n.dc == second)
     with dcnet.DcClient(first) as client:
         out = subprocess.run(
-            client.wrap([sys.executable, "-c", rtt.PROBE, "0.1", "10", *(f"{n.address}:{port}" for n in (own, far))]),
+            client.wrap([sys.executable, "-c", rtt.PROBE, "0.1", "10", "60", "test",
+                         *(f"{n.address}:{port}" for n in (own, far))]),
             capture_output=True, text=True, check=True, timeout=60,
         ).stdout  # fmt: skip
     rounds = [json.loads(line) for line in out.splitlines()]
