@@ -173,6 +173,7 @@ COUNTERS = {
     "raft_epoch": "kafka_raft_current_epoch",
     "fenced_brokers": "kafka_controller_fenced_brokers",
     "raft_high_watermark": "kafka_raft_high_watermark",
+    "raft_leader": "kafka_raft_current_leader",
     "raft_log_end": "kafka_raft_log_end_offset",
 }
 

@@ -12,7 +12,7 @@ inventory's):
    (c) a leader-local producer in dc1 writing to every partition led in dc1
        (two per broker), following the leaders as they move,
    each with librdkafka's defaults and with the recommended settings
-   (`recommended_producer`). With (a), consumers time each record end to end:
+   (`RECOMMENDED_PRODUCER`). With (a), consumers time each record end to end:
    in dc1 reading the leader, in dc2 reading the leader, in dc2 reading its
    own DC's follower; and sample their lag each second;
 2. the brokers' request metrics over each run: where a Produce spends its
@@ -32,8 +32,8 @@ docs/images/wan-latency-cdf.png the latency CDFs.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
-import math
 import subprocess
 import sys
 import tempfile
@@ -91,16 +91,11 @@ c.close()
 """
 
 
-def recommended_producer(rtt_ms, partitions_per_broker):
-    """The producer settings docs/benchmarks.md recommends over a WAN (librdkafka, acks=all, idempotent).
-
-    One request per connection in flight, and records held until the one in
-    flight is answered: linger.ms covers the leader's Produce time (about one
-    RTT to the far replicas) for each partition the producer writes on that
-    leader, since librdkafka sends one partition per request.
-    """
-    linger = max(5, math.ceil(1.3 * partitions_per_broker * rtt_ms))
-    return {"max.in.flight.requests.per.connection": "1", "linger.ms": str(linger)}
+# The producer settings docs/wan.md recommends over a WAN (librdkafka, acks=all, idempotent): one request per
+# connection in flight, since the broker serves a connection's requests one at a time and more in flight only
+# queue there, while records gather into the next request anyway. linger.ms stays librdkafka's 5 ms: a longer
+# one only delays a quiet producer's records.
+RECOMMENDED_PRODUCER = {"max.in.flight.requests.per.connection": "1", "linger.ms": "5"}
 
 
 def settings_args(settings):
@@ -219,7 +214,7 @@ class Bench:
             for case, (dc, partitions, p) in cases.items():
                 if only and case != only:
                     continue
-                for label, settings in (("defaults", {}), ("recommended", recommended_producer(rtt, p))):
+                for label, settings in (("defaults", {}), ("recommended", RECOMMENDED_PRODUCER)):
                     print(f"  rtt {rtt} ms, {rate}/s, {case}, {label} {settings}", flush=True)
                     found = self.run(dc, partitions, settings, rate, consumers=case == "a_local")
                     print(f"    {brief(found)}", flush=True)
@@ -236,33 +231,45 @@ class Bench:
         return int(found[name].value)
 
     def controller_failover(self, rtt):
-        """The active controller's JVM killed: time to a new leader, as the survivors' raft metrics report it."""
+        """The active controller's JVM killed: time to a new leader, by the new leader's own log (its transition to
+        Leader, on the clock the host and its containers share), and the epochs the survivors went through."""
         controllers = self.cluster.controllers
-        leader_of = {}
-        for node_id, found in self.scrape(controllers).items():
-            leader_of[node_id] = found["counters"].get("raft_epoch")
+        before = self.scrape(controllers)
         old = inventory.quorum_leader_id(self.cluster)
         victim = next(c for c in controllers if c.node_id == old)
         survivors = [c for c in controllers if c.node_id != old]
-        epochs = {c.node_id: leader_of[c.node_id] for c in survivors}
+        killed_at = time.time()
         subprocess.run(["podman", "exec", victim.host, "systemctl", "kill", "-s", "KILL", "kafka"], check=True)
-        down = float(subprocess.run(
-            ["podman", "exec", victim.host, "systemctl", "show", "kafka", "-p", "InactiveEnterTimestampMonotonic",
-             "--value"], capture_output=True, text=True, check=True).stdout) / 1e6  # fmt: skip
-        elected = None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and elected is None:
-            for node_id, found in self.scrape(survivors).items():
-                if found["counters"].get("raft_epoch", 0) > epochs[node_id]:
-                    elected = time.monotonic()
-            time.sleep(0.05)
+
+        def new_leader():
+            try:
+                found = self.scrape(survivors)
+            except OSError:
+                return None
+            leaders = {n["counters"].get("raft_leader") for n in found.values()}
+            return found if len(leaders) == 1 and leaders.pop() not in (None, -1, old) else None
+
+        after = wait_until(new_leader, timeout=60, interval=0.2)
+        elected_at = min((t for c in survivors if (t := self.became_leader_at(c)) and t > killed_at), default=None)
         subprocess.run(["podman", "exec", victim.host, "systemctl", "start", "kafka"], check=True)
         back = wait_until(lambda: self.voters_caught_up(controllers), timeout=180, interval=1)
         vote_rtt = max(self.rtt_between(a.dc, b.dc) for a in survivors for b in survivors if a != b)
         model = wanmodel.controller_failover_ms(FETCH_TIMEOUT_MS, RAFT_FETCH_MAX_WAIT_MS, vote_rtt)
-        measured = round((elected - down) * 1000) if elected else None
+        measured = round((elected_at - killed_at) * 1000) if elected_at else None
+        epochs = (max(n["counters"]["raft_epoch"] for n in after.values())
+                  - before[old]["counters"]["raft_epoch"]) if after else None  # fmt: skip
         return {"killed": victim.host, "new_leader_after_ms": measured, "model_ms": model,
-                "ratio": wanmodel.ratio(measured, model), "quorum_back": bool(back)}  # fmt: skip
+                "ratio": wanmodel.ratio(measured, model), "epochs": epochs, "quorum_back": bool(back)}  # fmt: skip
+
+    def became_leader_at(self, node):
+        """When the node last became the quorum's leader, by its server.log (epoch seconds), or None."""
+        out = subprocess.run(["podman", "exec", node.host, "grep", "-h", "Completed transition to Leader",
+                              "/var/log/kafka/server.log"], capture_output=True, text=True).stdout  # fmt: skip
+        lines = out.strip().splitlines()
+        if not lines:
+            return None
+        stamp = lines[-1][1:24]  # [2026-11-25 03:18:33,761]
+        return datetime.datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=datetime.UTC).timestamp()
 
     def link_throughput(self, seconds=10):
         """One bulk TCP stream from a client in the first DC to one in the second, through the delayer: MB/s,
@@ -350,8 +357,7 @@ class Bench:
 
     def rolling_restart(self, rtt):
         """Every node restarted in turn under producer (c); per node time and the bytes that crossed the link."""
-        p = max(len(parts) for parts in self.led_by()[self.first].values())
-        settings = recommended_producer(rtt, p)
+        settings = RECOMMENDED_PRODUCER
         ports = {self.cluster.client_port, self.cluster.replication_port}
         near = self.clients[self.first]
         with dcnet.RoutedBytes(self.cluster.dcs, ports) as routed:
