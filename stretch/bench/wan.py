@@ -96,6 +96,8 @@ c.close()
 # queue there, while records gather into the next request anyway. linger.ms stays librdkafka's 5 ms: a longer
 # one only delays a quiet producer's records.
 RECOMMENDED_PRODUCER = {"max.in.flight.requests.per.connection": "1", "linger.ms": "5"}
+# The consumers' fetch.wait.max.ms in the recommended runs (librdkafka's default: 500).
+RECOMMENDED_CONSUMER_FETCH_WAIT_MS = 100
 
 
 def settings_args(settings):
@@ -159,15 +161,16 @@ class Bench:
             raise RuntimeError(f"a benchmark client failed ({proc.returncode}): {err.strip()[-2000:]}")
         return json.loads(out.strip().splitlines()[-1])
 
-    def run(self, producer_dc, partitions, settings, rate, consumers=False, seconds=None):
-        """One run: a producer (partitions: a list, or "leader-local"), optionally the three timing consumers."""
+    def run(self, producer_dc, partitions, settings, rate, consumers=False, seconds=None, fetch_wait_ms=500):
+        """One run: a producer (partitions: a list, or "leader-local"), optionally the three timing consumers (with
+        that fetch.wait.max.ms)."""
         seconds = seconds or self.seconds
         target = (
             ["--leader-local"] if partitions == "leader-local" else ["--partitions", ",".join(map(str, partitions))]
         )
         readers = {}
         if consumers:
-            parts = ["--partitions", ",".join(map(str, partitions))]
+            parts = ["--partitions", ",".join(map(str, partitions)), "--fetch-wait-ms", str(fetch_wait_ms)]
             extra = seconds + 4
             readers = {
                 "leader_dc_leader": self.client(self.first, "consume", *parts, "--rack", self.first, seconds=extra),
@@ -216,7 +219,8 @@ class Bench:
                     continue
                 for label, settings in (("defaults", {}), ("recommended", RECOMMENDED_PRODUCER)):
                     print(f"  rtt {rtt} ms, {rate}/s, {case}, {label} {settings}", flush=True)
-                    found = self.run(dc, partitions, settings, rate, consumers=case == "a_local")
+                    wait = RECOMMENDED_CONSUMER_FETCH_WAIT_MS if label == "recommended" else 500
+                    found = self.run(dc, partitions, settings, rate, consumers=case == "a_local", fetch_wait_ms=wait)
                     print(f"    {brief(found)}", flush=True)
                     found.update(rtt=rtt, rate=rate, case=case, settings_label=label, settings=settings,
                                  partitions_per_broker=p, partitions=len(one_each) * p)  # fmt: skip
