@@ -12,6 +12,34 @@ from ansible_collections.stretch.kafka.plugins.module_utils import nodes, securi
 
 RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
+# Defaults for a link of up to about 100 ms round trip between the DCs, each
+# measured before and after by `make bench-wan` (docs/wan.md#the-roles-defaults-for-a-wan);
+# the operator's overrides still win. By process role.
+WAN_DEFAULTS = {
+    "all": {
+        # Let the kernel size each socket's buffers to its bandwidth x RTT
+        # (autotuning): Kafka's fixed 100 KiB caps a connection at 1 MB/s per
+        # 100 ms of round trip.
+        "socket.send.buffer.bytes": -1,
+        "socket.receive.buffer.bytes": -1,
+    },
+    "broker": {
+        # Kafka's fixed 64 KiB caps a far follower at about 1.3 MB/s per leader at 100 ms.
+        "replica.socket.receive.buffer.bytes": -1,
+        # A far follower learns the high watermark only in its next fetch's
+        # answer, which waits for the leader's next append at most this long:
+        # the delay of a follower read from a quiet leader.
+        "replica.fetch.wait.max.ms": 100,
+        # Heartbeats every second, so a lost DC's brokers are fenced (and
+        # their partitions led and writable elsewhere) after the session
+        # timeout below, not 9 s.
+        "broker.heartbeat.interval.ms": 1000,
+    },
+    "controller": {
+        "broker.session.timeout.ms": 6000,
+    },
+}
+
 
 def _render(value):
     if isinstance(value, bool):
@@ -86,6 +114,8 @@ def server_properties(node, cluster):
         for key, value in (listeners[name].get("properties") or {}).items():
             props[f"listener.name.{name.lower()}.{key}"] = value
 
+    for role in ("all", *roles):
+        props.update(WAN_DEFAULTS.get(role, {}))
     props.update(cluster.get("properties") or {})
     for role in roles:
         props.update(cluster.get(f"{role}_properties") or {})
