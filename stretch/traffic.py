@@ -103,6 +103,37 @@ def cross_dc(before, after, racks, topic, producer_dc, consumer_dc=None):
     return flows
 
 
+class Accumulated:
+    """The brokers' counters summed over reads taken across restarts: a counter that went back started again from
+    zero (its node restarted), so all of its new value is new. What a node counted between its last read and its
+    stop is missed: read often (every few seconds) to keep that small.
+
+    add({broker: broker_counters()}) after each read; total() is shaped like one read, to give cross_dc() as `after`
+    with an empty `before`."""
+
+    def __init__(self):
+        self.last, self.sums, self.restarts = {}, {}, 0
+
+    def add(self, read):
+        for broker, counters in read.items():
+            for kind, values in counters.items():
+                for key, value in values.items():
+                    then = self.last.get(broker, {}).get(kind, {}).get(key)
+                    if then is None:
+                        step = 0.0  # the first read is the baseline
+                    elif value < then:
+                        step, self.restarts = value, self.restarts + 1
+                    else:
+                        step = value - then
+                    slot = self.sums.setdefault(broker, {"in": {}, "out": {}, "fetched": {}})[kind]
+                    slot[key] = slot.get(key, 0.0) + step
+        for broker, counters in read.items():
+            self.last[broker] = {kind: dict(values) for kind, values in counters.items()}
+
+    def total(self):
+        return {b: {kind: dict(v) for kind, v in c.items()} for b, c in self.sums.items()}
+
+
 def produced(before, after, racks, topic):
     """{broker id: bytes} the leaders took from producers of topic."""
     return {b: _delta(after, before, b, "in", topic) for b in sorted(racks)}

@@ -3,6 +3,7 @@
 import pytest
 
 from stretch.traffic import (
+    Accumulated,
     broker_counters,
     cross_dc,
     disagreement,
@@ -150,3 +151,14 @@ def test_the_peak_rate_of_too_short_a_run_is_none_and_a_counter_going_back_is_an
         peak_rate([(0, 10), (1, 5)], 1)
     with pytest.raises(ValueError, match="positive"):
         peak_rate([(0, 0)], 0)
+
+
+def test_counters_summed_across_a_restart_count_what_came_after_it_in_full():
+    acc = Accumulated()
+    acc.add({101: {"in": {"t": 100.0}, "out": {}, "fetched": {201: 50.0}}})
+    acc.add({101: {"in": {"t": 300.0}, "out": {}, "fetched": {201: 80.0}}})
+    acc.add({101: {"in": {"t": 40.0}, "out": {}, "fetched": {201: 5.0}}})  # restarted: counting from zero again
+    acc.add({101: {"in": {"t": 90.0}, "out": {}, "fetched": {201: 25.0}}})
+    assert acc.total() == {101: {"in": {"t": 290.0}, "out": {}, "fetched": {201: 55.0}}}
+    assert acc.restarts == 2  # both of the broker's counters went back once
+    assert produced({}, acc.total(), {101: "dc1"}, "t") == {101: 290.0}
