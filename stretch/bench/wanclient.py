@@ -29,7 +29,7 @@ import struct
 import sys
 import time
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from stretch.loadtest import harness
@@ -56,13 +56,19 @@ class LeaderLocal:
         self.admin = AdminClient(config)
         self.topic, self.dc = topic, dc
         self.racks = harness.broker_racks(config)
-        self.partitions, self.read_at, self.moves = [], 0.0, 0
+        self.partitions, self.read_at, self.moves, self.unread = [], 0.0, 0, 0
 
     def current(self):
         now = time.monotonic()
         if now - self.read_at >= 1.0:
             self.read_at = now
-            meta = self.admin.list_topics(self.topic, timeout=10).topics[self.topic]
+            try:
+                meta = self.admin.list_topics(self.topic, timeout=10).topics[self.topic]
+            except KafkaException:
+                if not self.partitions:
+                    raise
+                self.unread += 1  # a node restarting: write on to the partitions known, read again in a second
+                return self.partitions
             local = sorted(p for p, m in meta.partitions.items() if self.racks.get(m.leader) == self.dc)
             if local and local != self.partitions:
                 self.moves += 1 if self.partitions else 0
@@ -136,6 +142,7 @@ def produce(config, args):
         "steady_ms": [round(ms, 3) for t, ms in acked if t >= warm_until_ns],
         "partitions": {str(p): n for p, n in sorted(used.items())},
         "leader_moves_followed": chooser.moves if chooser else None,
+        "metadata_reads_failed": chooser.unread if chooser else None,
         "tx_bytes": {str(b): n for b, n in sorted(tx.items())},
     }  # fmt: skip
 
