@@ -104,34 +104,53 @@ def cross_dc(before, after, racks, topic, producer_dc, consumer_dc=None):
 
 
 class Accumulated:
-    """The brokers' counters summed over reads taken across restarts: a counter that went back started again from
-    zero (its node restarted), so all of its new value is new. What a node counted between its last read and its
-    stop is missed: read often (every few seconds) to keep that small.
+    """The brokers' counters summed over reads taken across restarts.
 
-    add({broker: broker_counters()}) after each read; total() is shaped like one read, to give cross_dc() as `after`
+    add({broker: broker_counters()}, {broker: its process's start time}) after each read. A broker whose start time
+    changed restarted: all of its counters' new values are new. Without start times, a counter that went back is
+    taken as restarted. A counter that shows up after a broker's first read (a topic it began to lead, a leader it
+    began to fetch from) counts from zero. What a node counted between its last read and its stop is missed: read
+    often (every few seconds) to keep that small. total() is shaped like one read, to give cross_dc() as `after`
     with an empty `before`."""
 
     def __init__(self):
-        self.last, self.sums, self.restarts = {}, {}, 0
+        self.last, self.sums, self.started, self.restarts = {}, {}, {}, 0
 
-    def add(self, read):
+    def add(self, read, started=None):
         for broker, counters in read.items():
+            now, was = (started or {}).get(broker), self.started.get(broker)
+            restarted = now is not None and was is not None and now != was
+            self.restarts += restarted
+            first = broker not in self.last
+            last = {} if restarted else self.last.setdefault(broker, {})
             for kind, values in counters.items():
                 for key, value in values.items():
-                    then = self.last.get(broker, {}).get(kind, {}).get(key)
-                    if then is None:
+                    then = last.get(kind, {}).get(key)
+                    if first:
                         step = 0.0  # the first read is the baseline
+                    elif then is None:
+                        step = value
                     elif value < then:
                         step, self.restarts = value, self.restarts + 1
                     else:
                         step = value - then
                     slot = self.sums.setdefault(broker, {"in": {}, "out": {}, "fetched": {}})[kind]
                     slot[key] = slot.get(key, 0.0) + step
-        for broker, counters in read.items():
-            self.last[broker] = {kind: dict(values) for kind, values in counters.items()}
+            merged = {} if restarted else self.last.get(broker, {})
+            for kind, values in counters.items():
+                merged.setdefault(kind, {}).update(values)
+            self.last[broker] = merged
+            if now is not None:
+                self.started[broker] = now
 
     def total(self):
         return {b: {kind: dict(v) for kind, v in c.items()} for b, c in self.sums.items()}
+
+
+def start_time(text):
+    """The process start time an exporter reports (process_start_time_seconds), or None."""
+    found = [value for name, _, value in samples(text) if name == "process_start_time_seconds"]
+    return found[0] if found else None
 
 
 def produced(before, after, racks, topic):

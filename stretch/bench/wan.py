@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import http.client
 import json
 import subprocess
 import sys
@@ -415,15 +416,16 @@ class CounterSampler(threading.Thread):
         self.summed, self.stopping = traffic.Accumulated(), threading.Event()
 
     def read(self):
-        found = {}
+        found, started = {}, {}
         for node in self.cluster.brokers:
             try:
                 url = f"http://{node.address}:{self.cluster.metrics_port}/metrics"
                 with urllib.request.urlopen(url, timeout=5) as response:
-                    found[node.node_id] = traffic.broker_counters(response.read().decode())
-            except OSError:
-                continue
-        self.summed.add(found)
+                    text = response.read().decode()
+                found[node.node_id], started[node.node_id] = traffic.broker_counters(text), traffic.start_time(text)
+            except (OSError, http.client.HTTPException, ValueError):
+                continue  # restarting: read again next time
+        self.summed.add(found, started)
 
     def run(self):
         while not self.stopping.wait(self.interval):
