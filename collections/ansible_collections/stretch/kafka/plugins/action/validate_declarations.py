@@ -62,7 +62,7 @@ options:
 EXAMPLES = r"""
 - name: Validate the declared topics and quotas
   stretch.kafka.validate_declarations:
-    nodes: "{{ kafka_nodes }}"
+    nodes: "{{ kafka_cluster.nodes }}"
     topics: "{{ kafka_topics }}"
     quotas: "{{ kafka_quotas }}"
   run_once: true

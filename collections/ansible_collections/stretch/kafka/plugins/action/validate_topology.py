@@ -46,7 +46,7 @@ options:
 EXAMPLES = r"""
 - name: Validate the inventory
   stretch.kafka.validate_topology:
-    nodes: "{{ kafka_nodes }}"
+    nodes: "{{ kafka_cluster.nodes }}"
   run_once: true
 """
 

@@ -97,7 +97,11 @@ def server_properties(listeners, tls, sasl_mechanism, authorizer):
 
 
 def librdkafka(client):
-    """Settings for confluent-kafka (librdkafka): the smoke test, the load harness, the tests."""
+    """Settings for confluent-kafka (librdkafka): the smoke test, the load harness, the tests.
+
+    A client without a username gets the transport only (the cluster model's
+    clients per DC); each client adds its own credentials.
+    """
     out = {"security.protocol": client["protocol"]}
     if client["protocol"] in TLS_PROTOCOLS:
         out["ssl.ca.location"] = client["ca"]
@@ -107,13 +111,9 @@ def librdkafka(client):
             if client.get("key_password"):
                 out["ssl.key.password"] = client["key_password"]
     if client["protocol"] in SASL_PROTOCOLS:
-        out.update(
-            {
-                "sasl.mechanism": client["mechanism"],
-                "sasl.username": client["username"],
-                "sasl.password": client["password"],
-            }
-        )
+        out["sasl.mechanism"] = client["mechanism"]
+        if "username" in client:
+            out.update({"sasl.username": client["username"], "sasl.password": client["password"]})
     return out
 
 
