@@ -147,7 +147,7 @@ def test_plaintext_listeners_have_no_tls():
     ("setting", "variable"),
     [
         ("client_listener", "kafka_client_listener"),
-        ("admin_listener", "kafka_admin_listener"),
+        ("admin_listener", "kafka_adminclient_listener"),
         ("inter_broker_listener", "kafka_inter_broker_listener"),
         ("controller_listener", "kafka_controller_listener"),
     ],

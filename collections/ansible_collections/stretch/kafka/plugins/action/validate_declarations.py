@@ -22,7 +22,7 @@ description:
     a message never carries a password.
 options:
   nodes:
-    description: The node records (the stretch.kafka.node_records filter).
+    description: The node records (C(kafka_cluster.nodes), the cluster model's).
     type: list
     elements: dict
     required: true

@@ -29,7 +29,7 @@ description:
     C(kafka_node_preflight_properties) and C(kafka_node_preflight_install) facts.
 options:
   nodes:
-    description: The node records of every host of the two groups (the stretch.kafka.node_records filter).
+    description: The node records of every host of the two groups (C(kafka_cluster.nodes), the cluster model's).
     type: list
     elements: dict
     required: true

@@ -54,7 +54,7 @@ PURPOSES = {
     "controller": "kafka_controller_listener",
     "inter_broker": "kafka_inter_broker_listener",
     "client": "kafka_client_listener",
-    "admin": "kafka_admin_listener",
+    "admin": "kafka_adminclient_listener",
 }
 
 
