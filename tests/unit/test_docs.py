@@ -11,7 +11,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def defaults(role):
-    return yaml.safe_load((REPO / "roles" / role / "defaults" / "main.yml").read_text()) or {}
+    path = REPO / "roles" / role / "defaults" / "main.yml"
+    return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
 
 
 @pytest.mark.parametrize("role", docs_variables.ROLES)
@@ -138,3 +139,27 @@ def test_every_variable_a_role_defines_is_named_for_that_role_and_no_other(role)
     assert found, f"{role}: no variable found: the walk is broken"
     wrong = sorted({(name, want) for name, want in found if not name.startswith("ansible_") and owner(name) != want})
     assert wrong == [], f"{role}: variables named for another role than the one that defines them: {wrong}"
+
+
+def role_calls(node):
+    """(role, entry point) of every include_role and import_role in an Ansible YAML document."""
+    if isinstance(node, dict):
+        for key in ("ansible.builtin.include_role", "ansible.builtin.import_role"):
+            if isinstance(node.get(key), dict):
+                yield node[key]["name"], Path(node[key].get("tasks_from") or "main").stem
+        for value in node.values():
+            yield from role_calls(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from role_calls(item)
+
+
+def test_roles_call_each_other_only_through_entry_points_with_argument_specs():
+    """Another role's task file is reached through an entry point its argument specs declare, never as a part."""
+    calls = []
+    for path in [*(REPO / "playbooks").glob("*.yml"), *(REPO / "roles").glob("*/tasks/*.yml")]:
+        caller = path.parts[-3] if path.parts[-2] == "tasks" else None
+        found = role_calls(yaml.safe_load(path.read_text()))
+        calls += [(str(path.relative_to(REPO)), role, entry) for role, entry in found if role != caller]
+    assert calls, "no call between roles found: the walk is broken"
+    assert [(f, r, e) for f, r, e in calls if e not in docs_variables.specs(r)] == []
