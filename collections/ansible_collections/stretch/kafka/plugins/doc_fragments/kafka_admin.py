@@ -22,6 +22,10 @@ options:
     description: Extra kafka-python KafkaAdminClient settings (security_protocol, sasl_*, ssl_*).
     type: dict
     default: {}
+notes:
+  - The modules of the C(stretch.kafka.admin) action group (meta/runtime.yml) share these options,
+    so a play sets them once for all of them, with C(module_defaults) on
+    C(group/stretch.kafka.admin) (the roles' playbooks set it to the cluster model's C(kafka_cluster.admin)).
 requirements:
   - kafka-python >= 3.0 on the host that runs the module (usually the controller)
 """
