@@ -98,3 +98,52 @@ def test_no_task_sets_the_admin_connection_itself():
 def test_some_play_runs_an_admin_module():
     """The walk finds the plays it must judge (a broken walk would pass every play)."""
     assert any(play_runs_admin_module(play) for _, play in plays())
+
+
+# -- tags: one concern at a time -------------------------------------------------------
+
+
+def imported_with_tags():
+    """The playbooks that another imports with tags, and those tags."""
+    found = {}
+    for path in sorted((REPO / "playbooks").glob("*.yml")):
+        for play in load(path):
+            if "ansible.builtin.import_playbook" in play and play.get("tags"):
+                found.setdefault(play["ansible.builtin.import_playbook"], set()).update(play["tags"])
+    return found
+
+
+def test_every_play_carries_the_tag_of_its_concern():
+    """On the play, on the import of its playbook, or (a play of several concerns) on each of its tasks."""
+    imported = imported_with_tags()
+
+    def tagged(playbook, play):
+        return play.get("tags") or playbook in imported or all(t.get("tags") for t in play.get("tasks") or [])
+
+    assert [f"{f}: {p['name']}" for f, p in plays() if not tagged(f, p)] == []
+
+
+def test_the_preflight_runs_whatever_tags_are_asked_for():
+    assert all(play.get("tags") == ["always"] for play in load(REPO / "playbooks/preflight.yml"))
+
+
+def test_site_reconciles_one_declaration_at_a_time_with_its_tag():
+    """site.yml --tags topics runs the preflight and kafka_admin's topics tasks, and none of its others."""
+    site = [task for _, play in plays() if play["name"].startswith("Wait until the cluster is ready, reconcile")
+            for task in tasks(play["tasks"])]  # fmt: skip
+    include = next(t for t in site if (t.get("ansible.builtin.include_role") or {}).get("name") == "kafka_admin")
+    assert include.get("tags") == ["always"], "the include must run for any tag, so its tasks' own tags decide"
+    concerns = {}
+    for path in sorted((REPO / "roles/kafka_admin/tasks").glob("*.yml")):
+        if path.stem in ("main", "preflight"):
+            continue
+        for task in tasks(load(path)):
+            assert len(task.get("tags") or []) == 1, f"{path.name}: {task['name']} carries no single concern tag"
+            concerns.setdefault(task["tags"][0], set()).add(path.stem)
+    assert concerns == {
+        "users": {"users"},
+        "acls": {"acls"},
+        "topics": {"topics"},
+        "quotas": {"quotas"},
+        "settings": {"cluster_settings"},
+    }
