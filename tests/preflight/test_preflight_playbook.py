@@ -187,7 +187,7 @@ def scram_clients_but_no_user(inv):
     inv["all"]["vars"]["kafka_users"] = []
 
 
-def a_smoke_user_that_is_not_declared(inv):
+def a_canary_user_that_is_not_declared(inv):
     inv["all"]["vars"]["kafka_users"] = [{"name": "etl", "password": "etl-password"}]
 
 
@@ -284,7 +284,7 @@ BAD = [
     ),
     (scram_between_controllers, "kafka_listeners.CONTROLLER must be SSL (mutual TLS), not SASL_SSL"),
     (scram_clients_but_no_user, "kafka_listeners.CLIENT uses SASL but kafka_users declares no user"),
-    (a_smoke_user_that_is_not_declared, "kafka_smoke_user 'kafka-smoke' is not declared in kafka_users"),
+    (a_canary_user_that_is_not_declared, "kafka_canary_user 'kafka-smoke' is not declared in kafka_users"),
     (a_short_password, "kafka_users: user 'kafka-smoke': the password must be a string of at least 8 characters"),
     (an_acl_on_an_unknown_resource, "kafka_acls: ACL #0 (User:etl): resource type 'table' is not one of"),
     (provided_certificates_without_files, "dc1-broker0: kafka_node_tls_key_src='' is not a file"),
@@ -406,7 +406,7 @@ def provided_inventory(tmp_path, **kwargs):
         for host, hostvars in groups(inv)[group]["hosts"].items():
             hostvars.update(files[host])
     inv["all"]["vars"].update(
-        kafka_tls_certificates="provided", kafka_tls_ca_src=str(pki / "ca.crt"), kafka_pki_dir=str(pki),
+        kafka_tls_certificates="provided", kafka_tls_ca_src=str(pki / "ca.crt"), kafka_tls_pki_dir=str(pki),
     )  # fmt: skip
     return inv
 
