@@ -196,6 +196,10 @@ def a_canary_user_that_is_not_declared(inv):
     inv["all"]["vars"]["kafka_users"] = [{"name": "etl", "password": "etl-password"}]
 
 
+def a_streaming_job_whose_user_is_not_declared(inv):
+    inv["all"]["vars"]["kafka_stream_topics"] = ["orders"]
+
+
 def a_short_password(inv):
     inv["all"]["vars"]["kafka_users"] = [{"name": "kafka-smoke", "password": "short"}]
 
@@ -329,6 +333,11 @@ BAD = [
     (scram_between_controllers, "kafka_listeners.CONTROLLER must be SSL (mutual TLS), not SASL_SSL"),
     (scram_clients_but_no_user, "kafka_listeners.CLIENT uses SASL but kafka_users declares no user"),
     (a_canary_user_that_is_not_declared, "kafka_canary_user 'kafka-smoke' is not declared in kafka_users"),
+    (
+        a_streaming_job_whose_user_is_not_declared,
+        "kafka_stream_user 'kafka-stream' is not declared in kafka_users: the streaming job (kafka_stream_topics "
+        "['orders']) could not log in",
+    ),
     (a_short_password, "kafka_users: user 'kafka-smoke': the password must be a string of at least 8 characters"),
     (an_acl_on_an_unknown_resource, "kafka_acls: ACL #0 (User:etl): resource type 'table' is not one of"),
     (provided_certificates_without_files, "dc1-broker0: kafka_node_tls_key_src='' is not a file"),
