@@ -566,6 +566,16 @@ def test_site_stops_before_touching_any_host(tmp_path):
     assert touched_no_host(result), "site.yml went on after preflight failed"
 
 
+@pytest.mark.parametrize("playbook", ["site.yml", "spark.yml", "streaming.yml"])
+def test_a_converge_without_a_spark_secret_stops_in_preflight_naming_it(playbook, tmp_path):
+    inv = base_inventory()
+    a_spark_cluster_with_an_empty_secret(inv)
+    rc, out, result = run(playbook, inv, tmp_path)
+    assert rc != 0
+    assert "dc1-spark: spark_auth_secret is missing or empty" in out, out
+    assert touched_no_host(result), f"{playbook} went on after preflight failed"
+
+
 @pytest.mark.parametrize("playbook", ["dc-failover.yml", "dc-recovery.yml"])
 @pytest.mark.parametrize("dc", ["dc9", ""])
 def test_a_failover_for_a_dc_the_inventory_lacks_touches_no_host(playbook, dc, tmp_path):
