@@ -1,4 +1,4 @@
-"""The active/active streaming drill (`make drill-active-active`; the short version is in `make drills`).
+"""The active/active streaming drill (`make drill-active-active`; `make drill-active-active-short`: 1 calm minute).
 
 Against the running testbed (make up converge), over its WAN, with the load
 harness writing (acks=all, idempotent, run-tagged records) throughout, the
