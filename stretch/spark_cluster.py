@@ -15,9 +15,9 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
+from stretch.periodic import Periodic
 from stretch.smoke.submit import submit_command, submit_env
 
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
@@ -165,17 +165,17 @@ def listening(ss_output):
     return out
 
 
-class Sampler(threading.Thread):
+class Sampler(Periodic):
     """Every interval until stop(): this host's and the nodes' process lists, and, for this host's drivers of the
     named applications, the ports they listen on and whether any answers HTTP (an application UI would)."""
 
+    what = "sampling the processes"
+
     def __init__(self, nodes, watched_names, interval=2.0):
-        super().__init__(daemon=True)
-        self.nodes, self.watched, self.interval = nodes, set(watched_names), interval
+        super().__init__(interval, join_timeout=120)
+        self.nodes, self.watched = nodes, set(watched_names)
         self.local, self.remote = [], {node.dc: [] for node in nodes}
         self.ports = {}  # {application name: {(address, port): answers HTTP}}
-        self.error = None
-        self._done = threading.Event()
 
     def sample(self):
         ps = subprocess.run(["ps", "-ww", "-eo", "pid=,args="], capture_output=True, text=True, check=True).stdout
@@ -196,22 +196,6 @@ class Sampler(threading.Thread):
                         seen[(address, port)] = answers_http(address, port)
         for node in self.nodes:
             self.remote[node.dc].append(node.processes())
-
-    def run(self):
-        try:
-            while True:
-                self.sample()
-                if self._done.wait(self.interval):
-                    return
-        except Exception as exc:  # noqa: BLE001  raised by stop(), in the caller's thread
-            self.error = exc
-
-    def stop(self):
-        self._done.set()
-        self.join(timeout=120)
-        if self.error is not None:
-            raise RuntimeError(f"sampling the processes failed: {self.error}") from self.error
-        return self
 
 
 def main(argv=None):
