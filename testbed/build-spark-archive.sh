@@ -15,7 +15,7 @@ installed=$(../.venv/bin/python -c 'import pyspark; print(pyspark.__version__)')
 [ "$installed" = "$version" ] || { echo "build-spark-archive: pyspark $installed is installed, $version is pinned" >&2; exit 1; }
 name="spark-${version}-bin-pyspark"
 archive="dist/${name}.tgz"
-if [ -f "$archive" ] && [ "$archive" -nt ../requirements.txt ] && [ "$archive" -nt "$0" ]; then
+if [ -f "$archive" ] && [ "$archive" -nt ../requirements.txt ] && [ "$archive" -nt "$(basename "$0")" ]; then
   exit 0
 fi
 
