@@ -28,11 +28,12 @@ setup-python:
 	testbed/setup-host.sh
 
 # The Kafka archive and jars from Maven Central, the Spark archive (from the
-# pinned pyspark), and the node image.
+# pinned pyspark), the streaming job's wheels from PyPI, and the node image.
 setup-testbed:
 	testbed/build-kafka-archive.sh
 	testbed/fetch-jars.sh
 	testbed/build-spark-archive.sh
+	testbed/fetch-wheels.sh
 	testbed/build-image.sh
 
 up:
