@@ -1,0 +1,82 @@
+"""The soak's clients end to end against librdkafka's in-process mock cluster: the producer's acknowledgement log,
+the group member's commit log and the full read are what the verifier needs, and a clean run passes it."""
+
+import threading
+import time
+
+import pytest
+from confluent_kafka import Producer
+
+from stretch.soak import consumer, producer, reader, records, verify
+
+TOPIC = "soak-test"
+
+
+@pytest.fixture(scope="module")
+def bootstrap():
+    """A three-broker mock cluster (topics are made on first use, with 4 partitions), alive for the module."""
+    owner = Producer({"test.mock.num.brokers": 3})
+    brokers = owner.list_topics(timeout=30).brokers.values()
+    servers = ",".join(f"{b.host}:{b.port}" for b in brokers)
+    Producer({"bootstrap.servers": servers}).list_topics(TOPIC, timeout=30)
+    yield servers
+    del owner
+
+
+def test_a_clean_run_of_the_clients_passes_the_verifier(bootstrap, tmp_path):
+    prod_args = producer.parse_args(["--bootstrap-servers", bootstrap, "--topic", TOPIC, "--run", "r1", "--name",
+                                     "dc1", "--out", str(tmp_path / "producer-dc1.jsonl"), "--rate", "200",
+                                     "--keys", "8", "--duration", "30", "--flush-timeout", "30"])  # fmt: skip
+    member_args = consumer.parse_args(["--bootstrap-servers", bootstrap, "--topic", TOPIC, "--group", "soak-r1",
+                                       "--rack", "dc1", "--out", str(tmp_path / "consumer-dc1.jsonl"),
+                                       "--duration", "60"])  # fmt: skip
+    writer, member = producer.SoakProducer(prod_args, {}), consumer.Member(member_args, {})
+    threads = [threading.Thread(target=writer.run), threading.Thread(target=member.run)]
+    for thread in threads:
+        thread.start()
+    time.sleep(3)
+    writer.halt.set()
+    threads[0].join(timeout=60)
+    time.sleep(3)  # the member reads the rest and commits
+    member.halt.set()
+    threads[1].join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+
+    end = reader.read_topic(bootstrap, {}, TOPIC, "r1", "dc1", tmp_path / "read-dc1.jsonl", timeout=60)
+    assert end["complete"]
+    produced, _ = records.read_log(tmp_path / "producer-dc1.jsonl")
+    assert produced[0]["e"] == "start"
+    assert produced[0]["partitions"] == 4
+    assert produced[-1]["e"] == "end"
+    acks = verify.acknowledgements(produced)
+    assert len(acks) == produced[-1]["acked"] == produced[-1]["sent"] > 100
+    assert {a["p"] for a in acks} == {0, 1, 2, 3}
+    assert all(a["p"] == a["k"] % 4 for a in acks)
+
+    report = verify.verify(tmp_path)
+    assert report["problems"] == []
+    assert report["acked"] == len(acks)
+    assert report["reads"]["dc1"]["records"] == len(acks)
+    assert report["commits"] > 0
+    committed, _ = records.read_log(tmp_path / "consumer-dc1.jsonl")
+    last = {}
+    for e in committed:
+        if e["e"] == "commit":
+            last[e["p"]] = e["o"]
+    assert last == {int(p): n for p, n in end["ends"].items()}  # the group committed everything it read
+
+
+def test_the_producer_logs_what_it_could_not_confirm(tmp_path):
+    """Nothing answers at this address: every write stays unconfirmed, and the log says so at its end."""
+    out = str(tmp_path / "producer-dc2.jsonl")
+    args = producer.parse_args(["--bootstrap-servers", "127.0.0.1:1", "--topic", TOPIC, "--run", "r2", "--name",
+                                "dc2", "--out", out, "--flush-timeout", "1"])  # fmt: skip
+    writer = producer.SoakProducer(args, {})
+    writer.partitions = lambda _producer, timeout=60: 2  # no metadata to be had
+    threading.Timer(1.0, writer.halt.set).start()
+    writer.run()
+    events, _ = records.read_log(tmp_path / "producer-dc2.jsonl")
+    unconfirmed = [e for e in events if e["e"] == "unconfirmed"]
+    assert events[-1]["e"] == "end"
+    assert events[-1]["unconfirmed"] == len(unconfirmed) == events[-1]["sent"] > 0
+    assert not any(e["e"] == "ack" for e in events)
