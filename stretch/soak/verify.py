@@ -332,4 +332,4 @@ def verify(workdir):
 def write(report, path):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2) + "\n")
+    path.write_text(json.dumps(report, indent=2, default=str) + "\n")
