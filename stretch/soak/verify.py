@@ -189,12 +189,13 @@ def fault_figures(fault, acks_by_producer, run_end):
     during = None
     if fault.get("injected") is not None:
         on_from, on_to = fault["injected"] + REFUSAL_GRACE_S, fault.get("undo") or run_end
-        during = sum(1 for acks in acks_by_producer.values() for a in acks if on_from <= a["ta"] <= on_to)
+        during = {name: sum(1 for a in acks if on_from <= a["ta"] <= on_to) for name, acks in acks_by_producer.items()}
     return {
         "stall_s": max(by_producer.values(), default=0.0),
         "stall_by_producer": by_producer,
         "partition_stall_s": round(partition_stall, 2),
-        "acked_while_on": during,
+        "acked_while_on": None if during is None else sum(during.values()),
+        "acked_while_on_by_producer": during,
     }
 
 
