@@ -26,6 +26,7 @@ class Clients:
         self.cluster, self.workdir, self.topic, self.run_id, self.rate = cluster, Path(workdir), topic, run_id, rate
         self.duration = duration  # an upper bound on the clients' lives, in seconds
         self.dcs = list(dcs or cluster.dcs)
+        self.own_config = config_file is None
         self.config_file = config_file or cluster.client_config_file(self.workdir)
         self.group = f"soak-{run_id}"
         self.stop_path = self.workdir / "stop"
@@ -38,7 +39,9 @@ class Clients:
                            "--duration", str(int(self.duration)), *args])  # fmt: skip
         out = (self.workdir / f"{name}.out").open("w")
         self._stack.callback(out.close)
-        return subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)  # noqa: S603  our own clients
+        # A session of their own: a Ctrl-C at the terminal stops the soak, which stops them cleanly (their logs
+        # end with what was left unconfirmed), instead of killing them mid-line.
+        return subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
     def __enter__(self):
         self._stack.__enter__()
@@ -67,14 +70,19 @@ class Clients:
         """Until every producer has an acknowledgement in its log; raises if one dies or the time is up."""
         deadline = time.monotonic() + timeout
         while not all(self.acknowledged(dc) for dc in self.dcs):
-            dead = [dc for dc, p in {**self.producers, **self.members}.items() if p.poll() is not None]
+            dead = [name for name, alive in self.alive().items() if not alive]
             if dead or time.monotonic() > deadline:
                 raise RuntimeError(f"the soak's clients did not start writing in {timeout} s (exited: {dead}); "
                                    f"see {self.workdir}/*.out")  # fmt: skip
             time.sleep(1)
 
+    def processes(self):
+        """{"producer-<dc>" or "consumer-<dc>": its process}."""
+        return {**{f"producer-{dc}": p for dc, p in self.producers.items()},
+                **{f"consumer-{dc}": p for dc, p in self.members.items()}}  # fmt: skip
+
     def alive(self):
-        return {name: p.poll() is None for name, p in {**self.producers, **self.members}.items()}
+        return {name: p.poll() is None for name, p in self.processes().items()}
 
     def stop(self, producer_timeout=300, drain=20, member_timeout=90):
         """Producers stop and log what is unconfirmed; the members read the rest, commit, and leave."""
@@ -85,7 +93,7 @@ class Clients:
             if member.poll() is None:
                 member.terminate()
         _wait(self.members.values(), member_timeout)
-        return {name: p.returncode for name, p in {**self.producers, **self.members}.items()}
+        return {name: p.returncode for name, p in self.processes().items()}
 
     def __exit__(self, *exc):
         self.stop_path.touch()
@@ -96,6 +104,8 @@ class Clients:
         for process in (*self.producers.values(), *self.members.values()):
             if process.poll() is None:
                 process.kill()
+        if self.own_config:
+            Path(self.config_file).unlink(missing_ok=True)  # the credentials do not stay with the run's logs
         return self._stack.__exit__(*exc)
 
 

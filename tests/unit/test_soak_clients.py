@@ -80,3 +80,48 @@ def test_the_producer_logs_what_it_could_not_confirm(tmp_path):
     assert events[-1]["e"] == "end"
     assert events[-1]["unconfirmed"] == len(unconfirmed) == events[-1]["sent"] > 0
     assert not any(e["e"] == "ack" for e in events)
+
+
+class Here:
+    """A stand-in for stretch.dcnet.DcClient: the command runs on this host, in no DC's network."""
+
+    def __init__(self, dc):
+        self.dc = dc
+
+    def wrap(self, cmd):
+        return cmd
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+def test_the_load_starts_a_producer_and_a_member_per_dc_and_stops_them_cleanly(bootstrap, tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from stretch.soak import load
+
+    monkeypatch.setattr(load, "DcClient", Here)
+
+    def config_file(directory):
+        path = directory / "client.properties"
+        path.write_text("# nothing: the mock cluster is plaintext\n")
+        return path
+
+    cluster = SimpleNamespace(bootstrap_servers=bootstrap, dcs=["dc1", "dc2"], client_config_file=config_file)
+    with load.Clients(cluster, tmp_path, TOPIC, "r3", rate=100, duration=120) as clients:
+        clients.wait_writing(timeout=60)
+        assert all(clients.alive().values())
+        codes = clients.stop(producer_timeout=60, drain=2, member_timeout=60)
+    assert codes == {"producer-dc1": 0, "producer-dc2": 0, "consumer-dc1": 0, "consumer-dc2": 0}
+    assert not (tmp_path / "client.properties").exists()
+    for dc in ("dc1", "dc2"):
+        produced, torn = records.read_log(tmp_path / f"producer-{dc}.jsonl")
+        assert torn == 0
+        assert produced[-1]["e"] == "end"
+        assert produced[-1]["acked"] > 0
+        committed, _ = records.read_log(tmp_path / f"consumer-{dc}.jsonl")
+        assert committed[0]["e"] == "start"
+        assert committed[-1]["e"] == "end"
