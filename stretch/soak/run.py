@@ -197,7 +197,8 @@ class Soak:
                 raise RuntimeError(f"the soak's clients {dead} exited during fault #{primary.id}")
             self.settle()
             ready = time.time()
-        time.sleep(max(schedule.COOLDOWN_S, t0 + self.duration - time.time()))
+        # Load alone to the end of the planned duration (a wedged cluster only gets the cool-down's worth).
+        time.sleep(schedule.COOLDOWN_S if self.wedged else max(schedule.COOLDOWN_S, t0 + self.duration - time.time()))
 
     def heal_everything(self):
         self.stop.set()
