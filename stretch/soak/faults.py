@@ -21,7 +21,7 @@ import time
 
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from stretch import REPO
-from stretch.cluster import playbook, read_quorum
+from stretch.cluster import playbook, read_quorum, throttle_rates
 
 from .schedule import KINDS
 
@@ -98,15 +98,7 @@ class Testbed:
         return quorum is not None and quorum.get("leader", -1) >= 0
 
     def throttles_left(self):
-        """{broker id or "cluster": {config: rate}} of the replication throttle's rates still set."""
-        admin = self.cluster.admin(timeout=15)
-        try:
-            configs = admin.broker_configs(b for b, info in admin.brokers().items() if not info["fenced"])
-            configs["cluster"] = admin.cluster_configs()
-            rates = {b: {k: v for k, v in c.items() if "throttled.rate" in k} for b, c in configs.items()}
-            return {b: r for b, r in rates.items() if r}
-        finally:
-            admin.close()
+        return throttle_rates(self.cluster)
 
     def expected(self):
         return {
@@ -240,40 +232,42 @@ class DcLoss(Fault):
                            kafka_ops_gate_timeout=2 * self.GATE_TIMEOUT)  # fmt: skip
 
 
-class Cut(Fault):
+class _Cut(Fault):
+    """A cut between DCs on the host (testbed/partition.sh, one at a time); undo heals it."""
+
+    def cut(self):
+        raise NotImplementedError
+
+    def inject(self, tb):
+        return {"firewall": tb.partition(*self.cut())}
+
+    def undo(self, tb):
+        return {"firewall": tb.partition("heal")}
+
+
+class Cut(_Cut):
     """The broker DCs cut from each other both ways (target "dc1<>dc2"); both still reach the tiebreaker."""
 
     kind = "cut"
 
-    def inject(self, tb):
-        a, b = self.target.split("<>")
-        return {"firewall": tb.partition("cut", a, b)}
-
-    def undo(self, tb):
-        return {"firewall": tb.partition("heal")}
+    def cut(self):
+        return ("cut", *self.target.split("<>"))
 
 
-class OneWay(Fault):
+class OneWay(_Cut):
     """Packets from one DC to the other dropped, the reverse flowing (target "dc1>dc2": dc1's packets lost)."""
 
     kind = "oneway"
 
-    def inject(self, tb):
-        a, b = self.target.split(">")
-        return {"firewall": tb.partition("oneway", a, b)}
-
-    def undo(self, tb):
-        return {"firewall": tb.partition("heal")}
+    def cut(self):
+        return ("oneway", *self.target.split(">"))
 
 
-class TiebreakerIsolated(Fault):
+class TiebreakerIsolated(_Cut):
     kind = "tiebreaker-isolated"
 
-    def inject(self, tb):
-        return {"firewall": tb.partition("isolate", self.target)}
-
-    def undo(self, tb):
-        return {"firewall": tb.partition("heal")}
+    def cut(self):
+        return ("isolate", self.target)
 
 
 class DiskFull(Fault):
