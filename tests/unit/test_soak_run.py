@@ -24,7 +24,7 @@ CLUSTER = SimpleNamespace(
 )
 
 
-class Testbed:
+class StandIn:
     """Records what the faults do; fails an inject or an undo when told to."""
 
     def __init__(self, fail=()):
@@ -60,7 +60,7 @@ class Testbed:
 def soak(tmp_path):
     found = run.Soak(CLUSTER, seed=1, duration=1800, workdir=tmp_path, out=lambda *_: None)
     found.workdir.mkdir(parents=True)
-    found.tb = Testbed()
+    found.tb = StandIn()
     return found
 
 
@@ -127,17 +127,17 @@ def test_ctrl_c_during_the_hold_undoes_the_fault_before_it_propagates(soak):
 
 def test_a_slots_overlapping_fault_starts_at_its_offset_while_the_first_is_on(soak):
     recorder = run.Recorder(soak.workdir / "faults.jsonl")
-    pause = planned(1, "broker-pause", "dc1-broker1", hold=0.6)
+    pause = planned(1, "broker-pause", "dc1-broker1", hold=2.0)
     kill = planned(2, "broker-kill", "dc1-controller", hold=0.05, parent=1)
-    kill.at = 0.3
+    kill.at = 1.0
     pause.children.append(kill)
     soak.run_slot(pause, recorder)
+    started = {r["id"]: r["start"] for r in records(soak)}
+    assert started[2] - started[1] >= 0.9  # its offset, give or take the primary's own start
     times = {w: t for t, w in soak.tb.done}
-    stopped = times["dc1-broker1: systemctl kill --kill-whom=main --signal=SIGSTOP kafka"]
     killed = times["dc1-controller: systemctl kill --signal=SIGKILL kafka"]
-    resumed = times["dc1-broker1: systemctl kill --signal=SIGCONT kafka"]
-    assert stopped + 0.25 <= killed < resumed
-    assert sorted(r["id"] for r in records(soak)) == [1, 2]
+    assert times["dc1-broker1: systemctl kill --kill-whom=main --signal=SIGSTOP kafka"] < killed
+    assert killed < times["dc1-broker1: systemctl kill --signal=SIGCONT kafka"]
 
 
 def test_an_overlapping_fault_not_yet_started_when_the_soak_stops_is_recorded_as_not_run(soak):
