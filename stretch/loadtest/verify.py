@@ -18,6 +18,10 @@ from collections import defaultdict
 VALUE_PREFIX = b"LOAD"
 
 
+# The first seconds of a producer's life (metadata, producer id, connections), kept apart from its latency figures.
+WARMUP_SECONDS = 5.0
+
+
 def encode(run_id, partition, seq, size):
     head = b"%s:%s:%d:%d:" % (VALUE_PREFIX, run_id.encode(), partition, seq)
     return head + b"." * max(0, size - len(head))
@@ -90,9 +94,14 @@ def windows(marks, acks, reads, rx, racks, end):
     return out
 
 
-def judge(acks, errors, reads, start, end, sent=None):
-    """The verdict of a run. sent: records handed to the producer (default: as many as were confirmed or failed)."""
-    latencies = [a[4] - a[3] for a in acks]
+def judge(acks, errors, reads, start, end, sent=None, warmup=WARMUP_SECONDS):
+    """The verdict of a run. sent: records handed to the producer (default: as many as were confirmed or failed).
+
+    The latency figures are the steady state's: records sent once `warmup` seconds have passed since the start
+    (the producer's metadata, its producer id and its connections come first); the warm-up's are apart.
+    """
+    steady = [a[4] - a[3] for a in acks if a[3] >= start + warmup]
+    warm = [a[4] - a[3] for a in acks if a[3] < start + warmup]
     sent = len(acks) + len(errors) if sent is None else sent
     report = {
         "sent": sent,
@@ -102,9 +111,12 @@ def judge(acks, errors, reads, start, end, sent=None):
         "unconfirmed": sent - len(acks) - len(errors),
         "produce_errors": len(errors),
         "produce_error_kinds": sorted({e for _, e in errors}),
-        "latency_p50_ms": round(percentile(latencies, 0.50) * 1000, 1),
-        "latency_p99_ms": round(percentile(latencies, 0.99) * 1000, 1),
-        "latency_max_ms": round(max(latencies, default=0.0) * 1000, 1),
+        "latency_p50_ms": round(percentile(steady, 0.50) * 1000, 1),
+        "latency_p99_ms": round(percentile(steady, 0.99) * 1000, 1),
+        "latency_max_ms": round(max(steady, default=0.0) * 1000, 1),
+        "warmup_seconds": warmup,
+        "warmup_latency_p99_ms": round(percentile(warm, 0.99) * 1000, 1),
+        "first_ack_seconds": round(min(a[4] for a in acks) - start, 3) if acks else None,
         "longest_stall_seconds": round(longest_gap(acks, start, end), 2),
         "duration_seconds": round(end - start, 1),
         "dcs": {},

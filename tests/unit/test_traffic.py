@@ -3,6 +3,7 @@
 import pytest
 
 from stretch.traffic import (
+    Accumulated,
     broker_counters,
     cross_dc,
     disagreement,
@@ -10,6 +11,7 @@ from stretch.traffic import (
     peak_rate,
     produced,
     samples,
+    start_time,
     totals,
     wire_payload,
 )
@@ -150,3 +152,37 @@ def test_the_peak_rate_of_too_short_a_run_is_none_and_a_counter_going_back_is_an
         peak_rate([(0, 10), (1, 5)], 1)
     with pytest.raises(ValueError, match="positive"):
         peak_rate([(0, 0)], 0)
+
+
+def test_counters_summed_across_a_restart_count_what_came_after_it_in_full():
+    acc = Accumulated()
+    acc.add({101: {"in": {"t": 100.0}, "out": {}, "fetched": {201: 50.0}}})
+    acc.add({101: {"in": {"t": 300.0}, "out": {}, "fetched": {201: 80.0}}})
+    acc.add({101: {"in": {"t": 40.0}, "out": {}, "fetched": {201: 5.0}}})  # restarted: counting from zero again
+    acc.add({101: {"in": {"t": 90.0}, "out": {}, "fetched": {201: 25.0}}})
+    assert acc.total() == {101: {"in": {"t": 290.0}, "out": {}, "fetched": {201: 55.0}}}
+    assert acc.restarts == 2  # both of the broker's counters went back once
+    assert produced({}, acc.total(), {101: "dc1"}, "t") == {101: 290.0}
+
+
+def test_a_restart_seen_by_the_start_time_counts_every_counter_from_zero_even_one_that_was_absent():
+    acc = Accumulated()
+    acc.add({202: {"in": {}, "out": {}, "fetched": {101: 700.0}}}, {202: 1000.0})
+    acc.add({202: {"in": {}, "out": {}, "fetched": {101: 900.0}}}, {202: 1000.0})
+    acc.add({202: {"in": {}, "out": {}, "fetched": {}}}, {202: 2000.0})  # restarted, not fetching yet
+    acc.add({202: {"in": {}, "out": {}, "fetched": {101: 50.0}}}, {202: 2000.0})
+    acc.add({202: {"in": {}, "out": {}, "fetched": {101: 1200.0}}}, {202: 3000.0})  # again, and past the old value
+    assert acc.total()[202]["fetched"] == {101: 200.0 + 50.0 + 1200.0}
+    assert acc.restarts == 2
+
+
+def test_a_counter_that_appears_later_counts_from_zero():
+    acc = Accumulated()
+    acc.add({101: {"in": {}, "out": {}, "fetched": {}}}, {101: 1.0})
+    acc.add({101: {"in": {"t": 30.0}, "out": {}, "fetched": {}}}, {101: 1.0})  # began to lead a partition of t
+    assert acc.total()[101]["in"] == {"t": 30.0}
+
+
+def test_the_exporters_start_time():
+    assert start_time("# HELP x\nprocess_start_time_seconds 1.795581263919E9\n") == 1795581263.919
+    assert start_time("kafka_server_isr_shrinks_total 2.0\n") is None
