@@ -34,9 +34,10 @@ group that committed nothing is a problem named as such, never a pass.
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter, defaultdict
 from pathlib import Path
+
+from stretch.loadtest.verify import longest_gap, percentile
 
 from . import records
 
@@ -47,19 +48,6 @@ EXAMPLES = 5
 SUMMARY = ("seed", "duration_s", "acked", "lost", "misplaced", "duplicates", "reordered", "divergent",
            "offset_regressions", "produce_errors", "unconfirmed", "max_stall_s", "longest_stall_s",
            "acked_while_beyond_model", "fault_kinds", "problems", "ok")  # fmt: skip
-
-
-def percentile(values, q):
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
-
-
-def longest_gap(times, start, end):
-    """The longest time between start, each of times (sorted, inside [start, end]) and end."""
-    points = [start, *(t for t in times if start <= t <= end), end]
-    return max((b - a for a, b in zip(points, points[1:], strict=False)), default=0.0)
 
 
 def acknowledgements(events):
@@ -178,13 +166,12 @@ def fault_figures(fault, acks_by_producer, run_end):
     window_end = min(end + STALL_MARGIN_S, run_end)
     by_producer = {}
     for producer, acks in sorted(acks_by_producer.items()):
-        times = sorted(a["ta"] for a in acks)
-        by_producer[producer] = round(longest_gap(times, start, max(window_end, start)), 2)
+        by_producer[producer] = round(longest_gap([a["ta"] for a in acks], start, max(window_end, start)), 2)
     by_partition = defaultdict(list)
     for acks in acks_by_producer.values():
         for a in acks:
             by_partition[a["p"]].append(a["ta"])
-    partition_stall = max((longest_gap(sorted(t), start, max(window_end, start)) for t in by_partition.values()),
+    partition_stall = max((longest_gap(t, start, max(window_end, start)) for t in by_partition.values()),
                           default=0.0)  # fmt: skip
     during = None
     if fault.get("injected") is not None:
@@ -291,7 +278,7 @@ def judge(producers, consumers, reads, faults):
         "max_stall_s": max(in_model_stalls, default=0.0),
         "max_stall_beyond_model_s": max((r["stall_s"] for r in beyond), default=None),
         "longest_stall_s": round(
-            max((longest_gap(sorted(a["ta"] for a in p), t0, run_end) for p in acks_by_producer.values()), default=0.0),
+            max((longest_gap([a["ta"] for a in p], t0, run_end) for p in acks_by_producer.values()), default=0.0),
             2,
         ),  # fmt: skip
         "acked_while_beyond_model": beyond_writes,
