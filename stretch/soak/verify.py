@@ -102,11 +102,11 @@ def _judge_read(dc, events, acks_by_producer):
     if end is None:
         problems.append(f"the {dc} read has no end line: the reader did not finish")
     elif not end.get("complete"):
-        short = {p: f"{end['reached'].get(p)}/{n}" for p, n in end.get("ends", {}).items()
-                 if end["reached"].get(p, 0) < n}  # fmt: skip
-        trimmed = {p: n for p, n in end.get("low", {}).items() if n}
-        problems.append(f"the {dc} read is incomplete: partitions read short {short or 'none'}, "
-                        f"records gone to retention {trimmed or 'none'}")  # fmt: skip
+        reached = end.get("reached") or {}
+        short = {p: f"{reached.get(p)}/{n}" for p, n in (end.get("ends") or {}).items() if reached.get(p, 0) < n}
+        trimmed = {p: n for p, n in (end.get("low") or {}).items() if n}
+        problems.append(f"the {dc} read is incomplete: {end.get('error') or 'no error'}; partitions read short "
+                        f"{short or 'none'}, records gone to retention {trimmed or 'none'}")  # fmt: skip
     return {
         "records": sum(1 for ident in at.values() if ident is not None),
         "foreign": sum(1 for ident in at.values() if ident is None),

@@ -1,11 +1,12 @@
 """The soak's clients end to end against librdkafka's in-process mock cluster: the producer's acknowledgement log,
 the group member's commit log and the full read are what the verifier needs, and a clean run passes it."""
 
+import json
 import threading
 import time
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, KafkaError, Producer
 
 from stretch.soak import consumer, producer, reader, records, verify
 
@@ -64,6 +65,74 @@ def test_a_clean_run_of_the_clients_passes_the_verifier(bootstrap, tmp_path):
         if e["e"] == "commit":
             last[e["p"]] = e["o"]
     assert last == {int(p): n for p, n in end["ends"].items()}  # the group committed everything it read
+
+
+def test_a_read_that_cannot_reach_the_cluster_ends_incomplete_naming_why_and_fails_the_verdict(tmp_path):
+    out = tmp_path / "read-dc1.jsonl"
+    end = reader.read_topic("127.0.0.1:1", {}, TOPIC, "r1", "dc1", out, timeout=3)
+    assert not end["complete"]
+    assert end["error"].startswith("KafkaException")
+    events, torn = records.read_log(out)
+    assert torn == 0
+    assert events == [json.loads(json.dumps(end))]
+    read = verify._judge_read("dc1", events, {})
+    assert read["problems"] == [f"the dc1 read is incomplete: {end['error']}; partitions read short none, "
+                                "records gone to retention none"]  # fmt: skip
+
+
+def test_a_read_that_does_not_reach_a_partitions_end_by_its_deadline_is_incomplete(bootstrap, tmp_path, monkeypatch):
+    """The high watermark says 5 records more than the log gives: the read waits for them until its deadline."""
+    flusher = Producer({"bootstrap.servers": bootstrap})
+    flusher.produce(TOPIC, b"x", partition=0)
+    flusher.flush(30)
+
+    class Longer(Consumer):
+        def get_watermark_offsets(self, tp, **kw):
+            low, high = super().get_watermark_offsets(tp, **kw)
+            return low, high + 5 if tp.partition == 0 else high
+
+    monkeypatch.setattr(reader, "Consumer", Longer)
+    end = reader.read_topic(bootstrap, {}, TOPIC, "r1", "dc1", tmp_path / "read-dc1.jsonl", timeout=5)
+    assert end["error"] is None
+    assert not end["complete"]
+    assert end["reached"][0] == end["ends"][0] - 5
+    assert all(end["reached"][p] == end["ends"][p] for p in (1, 2, 3))
+
+
+class Failing:
+    """A consumer whose partition 0 answers with an error: its position was to be reset (out of range)."""
+
+    def __init__(self, config):
+        assert config["auto.offset.reset"] == "error"
+
+    def list_topics(self, topic, timeout):
+        partition = type("P", (), {})()
+        meta = type("T", (), {"error": None, "partitions": {0: partition}})()
+        return type("M", (), {"topics": {topic: meta}})()
+
+    def get_watermark_offsets(self, tp, **kw):
+        return 0, 10
+
+    def assign(self, parts):
+        self.parts = parts
+
+    def position(self, parts):
+        return parts
+
+    def consume(self, n, timeout):
+        error = KafkaError(KafkaError._AUTO_OFFSET_RESET, "fetch failed: offset out of range")
+        return [type("Msg", (), {"error": lambda self: error, "partition": lambda self: 0})()]
+
+    def close(self):
+        pass
+
+
+def test_a_partition_whose_position_would_be_reset_ends_the_read_incomplete(tmp_path, monkeypatch):
+    monkeypatch.setattr(reader, "Consumer", Failing)
+    end = reader.read_topic("unused:9092", {}, TOPIC, "r1", "dc1", tmp_path / "read-dc1.jsonl", timeout=5)
+    assert not end["complete"]
+    assert end["error"].startswith("ReadError: partition 0: _AUTO_OFFSET_RESET")
+    assert end["reached"] == {0: 0}
 
 
 def test_the_producer_logs_what_it_could_not_confirm(tmp_path):
