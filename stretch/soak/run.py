@@ -248,7 +248,7 @@ class Soak:
         for dc in self.topology.broker_dcs:
             reader.read_topic(self.cluster.bootstrap_servers, client, self.topic, self.run_id, dc,
                               self.workdir / f"read-{dc}.jsonl")  # fmt: skip
-        report = verify.verify(self.workdir)
+        report = verify.verify(self.workdir, self.topology.broker_dcs)
         details = {}
         recorded = self.workdir / "faults.jsonl"
         for line in recorded.read_text().splitlines() if recorded.exists() else []:

@@ -26,9 +26,12 @@ What it judges, each a count with examples:
   (from REFUSAL_GRACE_S after it was injected until its undo began): the
   cluster must refuse writes then.
 
-It fails closed: a missing log, a read that did not reach every partition's
-end, a producer log without its end (its unconfirmed writes unknown), or a
-group that committed nothing is a problem named as such, never a pass.
+It fails closed: a missing log (of any DC the run had), a line of a log that
+is not whole JSON, a read that stopped on an error or did not reach every
+partition's end, a producer log without its end (its unconfirmed writes
+unknown) or whose end counts other acknowledgements, errors or unconfirmed
+writes than its lines, or a group that committed nothing is a problem named
+as such, never a pass.
 """
 
 from __future__ import annotations
@@ -195,8 +198,17 @@ def judge(producers, consumers, reads, faults):
     starts = [e["t"] for events in producers.values() for e in events if e.get("e") == "start"]
     ends = [e["t"] for events in producers.values() for e in events if e.get("e") == "end"]
     for name, events in sorted(producers.items()):
-        if not any(e.get("e") == "end" for e in events):
+        end = next((e for e in reversed(events) if e.get("e") == "end"), None)
+        if end is None:
             problems.append(f"producer {name}'s log has no end: its unconfirmed writes are unknown")
+            continue
+        held = Counter(e.get("e") for e in events)
+        logged = (held["ack"], held["error"], held["unconfirmed"])
+        counted = (end.get("acked"), end.get("errors"), end.get("unconfirmed"))
+        if logged != counted:
+            problems.append(f"producer {name}'s log holds {logged[0]} acknowledgements, {logged[1]} errors and "
+                            f"{logged[2]} unconfirmed writes, its end line counts {counted[0]}, {counted[1]} and "
+                            f"{counted[2]}: the log is not whole")  # fmt: skip
     if not acks:
         problems.append("no write was acknowledged")
     t0 = min(starts or [a["ta"] for a in acks] or [0.0])
@@ -310,10 +322,23 @@ def load_dir(workdir):
     return producers, consumers, reads, faults, {k: v for k, v in torn.items() if v}
 
 
-def verify(workdir):
+def verify(workdir, dcs=None):
+    """judge() on a run's directory. dcs: the DCs that each had a producer, a group member and a read (default:
+    meta.json's, when the run wrote one); a log of one of them missing, or a line of any log that is not whole
+    JSON, is a problem: what it held cannot be judged."""
     producers, consumers, reads, faults, torn = load_dir(workdir)
     report = judge(producers, consumers, reads, faults)
     report["torn_log_lines"] = torn
+    if torn:
+        report["problems"].append(f"lines that are not whole JSON, by log: {torn}: what they held is not judged")
+    meta = Path(workdir) / "meta.json"
+    if dcs is None and meta.exists():
+        dcs = json.loads(meta.read_text()).get("dcs")
+    for dc in dcs or ():
+        for prefix, logs in (("producer", producers), ("consumer", consumers), ("read", reads)):
+            if dc not in logs:
+                report["problems"].append(f"no {prefix}-{dc}.jsonl in {workdir}: {dc}'s {prefix} log is not judged")
+    report["ok"] = not report["problems"]
     return report
 
 

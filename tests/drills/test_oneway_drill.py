@@ -87,7 +87,7 @@ def test_a_one_way_cut_between_the_broker_dcs_loses_nothing_and_heals(cluster, t
     for dc in cluster.dcs:
         reader.read_topic(cluster.bootstrap_servers, cluster.client_config, topic, run_id, dc,
                           tmp_path / f"read-{dc}.jsonl")  # fmt: skip
-    judged = verify.verify(tmp_path)
+    judged = verify.verify(tmp_path, cluster.dcs)
 
     figures = {"cut_seconds": CUT_S, "cuts": {}}
     for cut, row in zip(cuts, judged["faults"], strict=True):

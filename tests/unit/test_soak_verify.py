@@ -10,7 +10,8 @@ T0 = 1_000_000.0
 
 
 def producer_log(name, n, keys=4, partitions=2, step=0.1, start=T0, latency=0.02, skip=()):
-    """n acknowledged writes of one producer, key i % keys to partition key % partitions, one every step s."""
+    """n writes of one producer, key i % keys to partition key % partitions, one every step s: acknowledged, but
+    for those sent in a skip window, which the client gave up on (an error each)."""
     events = [{"e": "start", "run": "r1", "producer": name, "t": start}]
     seq = [0] * keys
     offsets = [0] * partitions
@@ -22,8 +23,13 @@ def producer_log(name, n, keys=4, partitions=2, step=0.1, start=T0, latency=0.02
             events.append({"e": "ack", "k": key, "s": seq[key], "p": p, "o": offsets[p], "ts": sent,
                            "ta": sent + latency})  # fmt: skip
             offsets[p] += 1
+        else:
+            events.append({"e": "error", "k": key, "s": seq[key], "p": p, "err": "_MSG_TIMED_OUT", "fatal": False,
+                           "ts": sent, "ta": sent + 600})  # fmt: skip
         seq[key] += 1
-    events.append({"e": "end", "t": start + n * step + 1, "sent": n, "acked": n, "errors": 0, "unconfirmed": 0})
+    acked = sum(1 for e in events if e["e"] == "ack")
+    events.append({"e": "end", "t": start + n * step + 1, "sent": n, "acked": acked, "errors": n - acked,
+                   "unconfirmed": 0})  # fmt: skip
     return events
 
 
@@ -230,11 +236,24 @@ def test_an_incomplete_or_missing_read_and_a_producer_log_without_its_end_fail_c
     assert any("no read" in p for p in verify.judge(producers, consumers, {}, [])["problems"])
 
 
+def test_a_run_with_nothing_acknowledged_fails_closed():
+    """Every write failed: no record can be lost, and nothing was shown to survive either."""
+    producers = {name: producer_log(name, 100, skip=[(T0, T0 + 100)]) for name in ("dc1", "dc2")}
+    _, consumers, reads = clean()
+    empty = {"e": "end", "low": {"0": 0, "1": 0}, "ends": {"0": 0, "1": 0}, "reached": {"0": 0, "1": 0},
+             "complete": True}  # fmt: skip
+    report = verify.judge(producers, consumers, {"dc1": [empty]}, [])
+    assert report["acked"] == report["lost"] == 0
+    assert report["produce_errors"] == 200
+    assert report["problems"] == ["no write was acknowledged"]
+
+
 def test_errors_and_unconfirmed_writes_are_counted_and_are_not_losses():
     producers, consumers, reads = clean()
     producers["dc1"].insert(-1, {"e": "error", "k": 0, "s": 999, "p": 0, "err": "_MSG_TIMED_OUT", "fatal": False,
                                  "ts": T0, "ta": T0 + 300})  # fmt: skip
     producers["dc1"].insert(-1, {"e": "unconfirmed", "k": 1, "s": 1000, "p": 1, "ts": T0})
+    producers["dc1"][-1].update(errors=1, unconfirmed=1)
     report = verify.judge(producers, consumers, reads, [])
     assert report["produce_errors"] == 1
     assert report["produce_error_kinds"] == {"_MSG_TIMED_OUT": 1}
@@ -242,22 +261,54 @@ def test_errors_and_unconfirmed_writes_are_counted_and_are_not_losses():
     assert report["ok"]
 
 
-def test_a_run_directory_is_judged_from_its_files_and_a_torn_last_line_is_counted(tmp_path):
+def test_a_producer_log_whose_end_counts_other_lines_than_it_holds_fails_closed():
     producers, consumers, reads = clean()
+    producers["dc1"].pop(7)  # an acknowledgement lost from the log: the record it names goes unjudged
+    report = verify.judge(producers, consumers, reads, [])
+    assert report["lost"] == 0
+    assert report["problems"] == ["producer dc1's log holds 199 acknowledgements, 0 errors and 0 unconfirmed "
+                                  "writes, its end line counts 200, 0 and 0: the log is not whole"]  # fmt: skip
+    assert not report["ok"]
+
+
+def write_dir(path, producers, consumers, reads):
     for prefix, logs in (("producer", producers), ("consumer", consumers), ("read", reads)):
         for name, events in logs.items():
-            (tmp_path / f"{prefix}-{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    with (tmp_path / "consumer-dc1.jsonl").open("a") as f:
-        f.write('{"e": "commit", "p": 0, "o"')
+            (path / f"{prefix}-{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+
+
+def test_a_run_directory_is_judged_from_its_files_and_a_torn_line_fails_closed(tmp_path):
+    write_dir(tmp_path, *clean())
     (tmp_path / "faults.jsonl").write_text(json.dumps(fault(1, T0 + 5, T0 + 8)) + "\n")
-    report = verify.verify(tmp_path)
+    report = verify.verify(tmp_path, dcs=["dc1", "dc2"])
+    assert report["problems"] == []
     assert report["ok"]
-    assert report["torn_log_lines"] == {"consumer-dc1.jsonl": 1}
     assert len(report["faults"]) == 1
+    with (tmp_path / "consumer-dc1.jsonl").open("a") as f:
+        f.write('{"e": "commit", "p": 0, "o"')  # a commit whose offset is unknown: it could have gone back
+    report = verify.verify(tmp_path)
+    assert report["torn_log_lines"] == {"consumer-dc1.jsonl": 1}
+    assert report["problems"] == ["lines that are not whole JSON, by log: {'consumer-dc1.jsonl': 1}: what they "
+                                  "held is not judged"]  # fmt: skip
+    assert not report["ok"]
     (tmp_path / "read-dc1.jsonl").unlink()
     (tmp_path / "read-dc2.jsonl").unlink()
     with pytest.raises(FileNotFoundError, match="read-"):
         verify.verify(tmp_path)
+
+
+def test_a_dc_of_the_run_without_its_read_or_its_producers_log_fails_closed(tmp_path):
+    producers, consumers, reads = clean()
+    del reads["dc2"]
+    write_dir(tmp_path, producers, consumers, reads)
+    assert verify.verify(tmp_path)["ok"]  # nothing says the run had dc2's read
+    (tmp_path / "meta.json").write_text(json.dumps({"dcs": ["dc1", "dc2"]}))
+    report = verify.verify(tmp_path)
+    assert report["problems"] == [f"no read-dc2.jsonl in {tmp_path}: dc2's read log is not judged"]
+    assert not report["ok"]
+    (tmp_path / "producer-dc2.jsonl").unlink()
+    report = verify.verify(tmp_path, dcs=["dc1", "dc2"])
+    assert f"no producer-dc2.jsonl in {tmp_path}: dc2's producer log is not judged" in report["problems"]
 
 
 def test_records_round_trip_and_anything_else_is_foreign():
