@@ -24,7 +24,9 @@ What it judges, each a count with examples:
   after its end (the window's edges count), and per partition;
 - beyond the failure model: acknowledgements while such a fault was on
   (from REFUSAL_GRACE_S after it was injected until its undo began): the
-  cluster must refuse writes then.
+  cluster must refuse writes then;
+- a fault recorded with an error (not injected, not undone, its playbook
+  failed) or not run at all: the run did not test what it planned.
 
 It fails closed: a missing log (of any DC the run had), a line of a log that
 is not whole JSON, a read that stopped on an error or did not reach every
@@ -252,6 +254,13 @@ def judge(producers, consumers, reads, faults):
             f"{beyond_writes} write(s) acknowledged while a fault beyond the failure model was on "
             f"(faults {[r['id'] for r in beyond if r['acked_while_on']]}): the cluster must refuse them"
         )
+    # A fault that did not go on, or whose playbook failed, was not tested as planned (or found a failure).
+    for r in fault_rows:
+        if r["error"]:
+            problems.append(f"fault #{r['id']} {r['kind']} {r['target']}: {r['error'].strip()}")
+    if skipped:
+        problems.append(f"{len(skipped)} planned fault(s) not run: "
+                        f"{[(f['id'], f['kind'], f['error']) for f in skipped]}")  # fmt: skip
 
     latencies = [a["ta"] - a["ts"] for a in acks]
     lost, misplaced, reordered = worst("lost"), worst("misplaced"), worst("reordered")

@@ -221,6 +221,19 @@ def test_writes_acknowledged_while_a_fault_beyond_the_model_was_on_fail_the_run(
     assert report["max_stall_beyond_model_s"] >= 19
 
 
+def test_a_fault_recorded_with_an_error_or_not_run_fails_the_run():
+    producers, consumers, reads = clean()
+    failed = {**fault(1, T0 + 5, T0 + 8, kind="dc-loss"), "error": "dc-failover.yml failed (log x.json)"}
+    report = verify.judge(producers, consumers, reads, [failed])
+    assert report["problems"] == ["fault #1 dc-loss dc1-broker1: dc-failover.yml failed (log x.json)"]
+    not_run = {"id": 2, "kind": "broker-kill", "target": "dc1-broker1", "in_model": True, "start": None,
+               "error": "not run: the run was past twice its length"}  # fmt: skip
+    report = verify.judge(producers, consumers, reads, [not_run])
+    assert report["faults_not_run"] == [{k: not_run[k] for k in ("id", "kind", "target", "in_model", "error")}]
+    assert report["problems"] == ["1 planned fault(s) not run: [(2, 'broker-kill', 'not run: the run was past "
+                                  "twice its length')]"]  # fmt: skip
+
+
 def test_an_incomplete_or_missing_read_and_a_producer_log_without_its_end_fail_closed():
     producers, consumers, reads = clean()
     reads["dc1"][-1]["complete"] = False
