@@ -508,7 +508,9 @@ def heal(tb, volumes=True, timeout=600):
     had been down or a replication throttle was left (a recovery cut short),
     dc-recovery.yml for its DC, as an operator would. Returns what it did.
     """
-    done = {"firewall": tb.partition("heal")}
+    done = {}
+    with _noted(done, "firewall"):
+        done["firewall"] = tb.partition("heal")
     topo = tb.topology
     down = sorted(n for n in [*topo.all_controllers, *topo.all_brokers] if not is_active(tb, n))
     done["down"] = down

@@ -394,6 +394,20 @@ def test_heal_removes_a_throttle_left_behind_and_notes_a_step_that_failed():
     assert all("systemctl start kafka" in tb.commands(n) for n in TOPO.all_brokers)
 
 
+def test_heal_goes_on_when_the_firewall_cannot_be_healed_and_says_so():
+    tb = FakeTestbed()
+
+    def refused(*args):
+        raise FaultError("partition.sh heal: exit 1: nft: permission denied")
+
+    tb.partition = refused
+    done = faults.heal(tb)
+    assert done["errors"] == ["firewall: partition.sh heal: exit 1: nft: permission denied"]
+    assert "firewall" not in done
+    assert all("systemctl start kafka" in tb.commands(n) for n in [*TOPO.all_controllers, *TOPO.all_brokers])
+    assert done["healthy"]["passed"]
+
+
 def test_every_kind_has_a_default_target_and_an_unknown_kind_is_refused():
     for kind in faults.FAULTS:
         assert faults.default_target(kind, TOPO)
