@@ -164,5 +164,14 @@ def main(argv=None):
     return 0 if report["ok"] else 1
 
 
+def interrupted_main(argv=None):
+    """main(), with what to do next when it was interrupted hard (a Ctrl-C during the heal of a run)."""
+    try:
+        return main(argv)
+    except KeyboardInterrupt:
+        print("interrupted: a fault may still be on; `make soak-heal` takes every fault off", file=sys.stderr)
+        return 130
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(interrupted_main())

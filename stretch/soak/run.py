@@ -10,10 +10,22 @@
    as the playbooks judge it), is held, and undone; each one's record goes
    to faults.jsonl as it ends. A cluster that is not whole again within
    SETTLE_TIMEOUT_S after a heal is wedged: the schedule stops there.
-5. Whatever happens (an error, Ctrl-C, SIGTERM), `finally` stops the load,
-   undoes every fault still on, and heals everything (faults.heal).
+5. Whatever happens (an error, Ctrl-C, SIGTERM), `finally` undoes every
+   fault still on and heals everything (faults.heal), then stops the load.
+   A second Ctrl-C during that heal starts it once more; a third leaves it
+   to `make soak-heal`.
 6. The full read of the topic as each DC, then the verifier (verify.py),
-   reports/soak.json and the timeline picture.
+   reports/soak.json and the timeline picture. Besides the verifier's
+   problems, the verdict fails on an interrupted or failed run, a planned
+   fault never started, a wedged cluster, and a final heal that failed a
+   step or left the cluster not whole.
+
+Bounded: the schedule is finite (schedule.plan); no slot starts later than
+twice the duration plus ten minutes after the load began (the rest are
+recorded as not run), and every step of the slot under way then has its own
+limit (a playbook 30 minutes, a health wait SETTLE_TIMEOUT_S, a command a
+minute or a few); the clients end themselves after three times the duration
+plus an hour, the reads after ten minutes each.
 """
 
 from __future__ import annotations
@@ -31,7 +43,7 @@ from confluent_kafka.admin import AdminClient
 from stretch import REPO
 from stretch.cluster import CLUSTER_DEFAULTS, create_topic
 
-from . import faults, reader, schedule, timeline, verify
+from . import faults, reader, records, schedule, timeline, verify
 from .load import Clients
 
 SETTLE_TIMEOUT_S = 600
@@ -92,6 +104,9 @@ class Soak:
         self.stop = threading.Event()
         self.active, self.lock = {}, threading.Lock()
         self.wedged, self.interrupted, self.error = None, False, None
+        # No slot starts later than this after the load did (the one under way finishes: every step of it is
+        # bounded); the rest are recorded as not run.
+        self.give_up_after = 2 * self.duration + 600
         self.tb = faults.Testbed(cluster, self.topology, self.workdir / "playbooks")
 
     # -- one fault ---------------------------------------------------------------
@@ -157,13 +172,17 @@ class Soak:
         return healed["healthy"]
 
     # -- the run -----------------------------------------------------------------
-    def prepare(self):
-        self.workdir.mkdir(parents=True)
-        (self.workdir / "schedule.json").write_text(json.dumps([f.as_dict() for f in self.plan], indent=1) + "\n")
+    def check_wan(self):
+        """The WAN the run goes over; with require_wan, a run without it stops here, before it touches anything."""
         wan = wan_state()
         if self.require_wan and not wan["on"]:
             raise SystemExit(f"soak: the WAN between the DCs is not on ({wan.get('why') or 'no delayer running'}); "
                              "`make up` puts it on (or pass --without-wan)")  # fmt: skip
+        return wan
+
+    def prepare(self, wan):
+        self.workdir.mkdir(parents=True)
+        (self.workdir / "schedule.json").write_text(json.dumps([f.as_dict() for f in self.plan], indent=1) + "\n")
         healed = faults.heal(self.tb, volumes=True, timeout=300)
         if not healed["healthy"]["passed"]:
             raise SystemExit(f"soak: the cluster is not whole before the soak: {healed['healthy']['problems'][:5]}")
@@ -181,14 +200,15 @@ class Soak:
 
     def execute(self, clients, t0):
         record = Recorder(self.workdir / "faults.jsonl")
-        give_up = t0 + 2 * self.duration + 600
+        give_up = t0 + self.give_up_after
         ready = time.time()
         for primary in (f for f in self.plan if f.parent is None):
             if self.wedged:
                 break
             if time.time() > give_up:
+                why = f"not run: no slot starts {self.give_up_after:.0f} s after the load began"
                 for f in (primary, *primary.children):
-                    record.write({**f.as_dict(), "start": None, "error": "not run: the run was past twice its length"})
+                    record.write({**f.as_dict(), "start": None, "error": why})
                 continue
             time.sleep(max(0.0, t0 + primary.at - time.time(), ready + schedule.GAP_S[0] - time.time()))
             self.run_slot(primary, record)
@@ -216,8 +236,9 @@ class Soak:
 
     def run(self, report_path, picture_path):
         self.out(schedule.describe(self.plan, self.seed, self.duration))
+        wan = self.check_wan()
         try:
-            meta = self.prepare()
+            meta = self.prepare(wan)
         except BaseException:
             self.heal_everything()  # a data volume made, a topic half there: nothing is left behind
             raise
@@ -251,8 +272,7 @@ class Soak:
         report = verify.verify(self.workdir, self.topology.broker_dcs)
         details = {}
         recorded = self.workdir / "faults.jsonl"
-        for line in recorded.read_text().splitlines() if recorded.exists() else []:
-            found = json.loads(line)
+        for found in records.read_log(recorded)[0] if recorded.exists() else []:
             details[found["id"]] = {"planned_at": found.get("planned_at"), "hold": found.get("hold"),
                                     "details": found.get("details")}  # fmt: skip
         for row in report["faults"]:
@@ -263,12 +283,20 @@ class Soak:
             heal=healed,
             replay=f"make soak SEED={self.seed} DURATION={int(self.duration)}s", workdir=str(self.workdir),
         )  # fmt: skip
+        unaccounted = [f.id for f in self.plan if f.id not in details]
+        report["faults_unaccounted"] = unaccounted
+        if self.interrupted:
+            report["problems"].append("interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end")
         if self.error:
             report["problems"].append(f"the run stopped early: {self.error}")
+        if unaccounted:
+            report["problems"].append(f"planned faults with no record (never started): {unaccounted}")
         if self.wedged:
             report["problems"].append(f"wedged: the cluster was not whole after a heal: {self.wedged['problems'][:3]}")
         if not healed["heal"]["healthy"]["passed"]:
             report["problems"].append(f"not whole after the final heal: {healed['heal']['healthy']['problems'][:3]}")
+        if healed["heal"].get("errors"):
+            report["problems"].append(f"steps of the final heal failed: {healed['heal']['errors']}")
         report["ok"] = not report["problems"]
         verify.write(report, report_path)
         acks = {name: verify.acknowledgements(events) for name, events in verify.load_dir(self.workdir)[0].items()}

@@ -166,3 +166,198 @@ def test_the_ansible_playbooks_this_process_started_are_found_to_be_stopped():
     finally:
         other.kill()
         other.wait(timeout=10)
+
+
+class Clients:
+    """A stand-in for the soak's load: notes when it is stopped and left."""
+
+    def __init__(self, notes):
+        self.notes = notes
+
+    def __call__(self, *args):
+        return self
+
+    def __enter__(self):
+        self.notes.append("clients started")
+        return self
+
+    def wait_writing(self):
+        pass
+
+    def alive(self):
+        return {"producer-dc1": True}
+
+    def stop(self):
+        self.notes.append("clients stopped")
+
+    def __exit__(self, *exc):
+        self.notes.append("clients left")
+
+
+@pytest.fixture
+def staged(soak, monkeypatch):
+    """The soak's run() with everything around execute() stood in for; notes says what happened, in order."""
+    notes = []
+    monkeypatch.setattr(run, "Clients", Clients(notes))
+    soak.check_wan = lambda: notes.append("wan checked") or {"on": True, "links": []}
+    soak.prepare = lambda wan: notes.append("prepared") or {"wan": wan}
+
+    def heal():
+        notes.append("healed")
+        return {"heal": {"healthy": {"passed": True}}}
+
+    soak.heal_everything = heal
+    soak.verdict = lambda meta, healed, *paths: notes.append("verdict") or {"healed": healed}
+    return soak, notes
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, RuntimeError("a client exited")])
+def test_an_interrupted_or_failed_run_heals_before_it_stops_the_clients_then_judges(staged, stop):
+    soak, notes = staged
+
+    def execute(clients, t0):
+        notes.append("executing")
+        raise stop
+
+    soak.execute = execute
+    soak.run("report.json", "picture.png")
+    assert notes == ["wan checked", "prepared", "clients started", "executing", "healed", "clients stopped",
+                     "clients left", "verdict"]  # fmt: skip
+    assert soak.interrupted == (stop is KeyboardInterrupt)
+    assert (soak.error == "RuntimeError: a client exited") == (stop is not KeyboardInterrupt)
+
+
+def test_a_second_ctrl_c_during_the_heal_heals_again_and_then_stops(staged):
+    soak, notes = staged
+    heals = []
+
+    def heal():
+        heals.append(len(heals))
+        notes.append("healed")
+        if len(heals) == 1:
+            raise KeyboardInterrupt  # pressed again while the first heal ran
+        return {"heal": {"healthy": {"passed": True}}}
+
+    soak.heal_everything = heal
+    soak.execute = lambda clients, t0: (_ for _ in ()).throw(KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt):
+        soak.run("report.json", "picture.png")
+    assert notes == ["wan checked", "prepared", "clients started", "healed", "clients left", "healed"]
+
+
+def test_a_failed_preparation_heals_what_it_left_and_a_missing_wan_touches_nothing(staged):
+    soak, notes = staged
+
+    def prepare(wan):
+        notes.append("preparing")
+        raise SystemExit("soak: the cluster is not whole before the soak")
+
+    soak.prepare = prepare
+    with pytest.raises(SystemExit, match="not whole"):
+        soak.run("report.json", "picture.png")
+    assert notes == ["wan checked", "preparing", "healed"]
+    notes.clear()
+    soak.check_wan = lambda: (_ for _ in ()).throw(SystemExit("soak: the WAN between the DCs is not on"))
+    with pytest.raises(SystemExit, match="WAN"):
+        soak.run("report.json", "picture.png")
+    assert notes == []
+
+
+def test_no_slot_starts_past_the_runs_last_start_and_each_of_its_faults_is_recorded_not_run(soak, monkeypatch):
+    pause = planned(1, "broker-pause", "dc1-broker1")
+    kill = planned(2, "broker-kill", "dc1-controller", parent=1)
+    pause.children.append(kill)
+    soak.plan = [pause, kill, planned(3, "oneway", "dc1>dc2")]
+    soak.duration, soak.give_up_after = 0.0, -1.0
+    monkeypatch.setattr(run.schedule, "COOLDOWN_S", 0)
+    soak.execute(Clients([]), time.time())
+    assert soak.tb.what() == []
+    assert [(r["id"], r["start"]) for r in records(soak)] == [(1, None), (2, None), (3, None)]
+    assert all(r["error"] == "not run: no slot starts -1 s after the load began" for r in records(soak))
+
+
+def write_run(workdir, t0):
+    """A run's logs: two acknowledged writes of each DC's producer (dc1's to partition 0, dc2's to 1), one commit."""
+    for p, dc in enumerate(("dc1", "dc2")):
+        acks = [{"e": "ack", "k": p, "s": s, "p": p, "o": s, "ts": t0 + s, "ta": t0 + s + 0.1} for s in (0, 1)]
+        logs = {
+            "producer": [{"e": "start", "t": t0}, *acks, {"e": "end", "t": t0 + 3, "sent": 2, "acked": 2, "errors": 0,
+                                                          "unconfirmed": 0}],
+            "consumer": [{"e": "commit", "p": p, "o": 2, "t": t0 + 2}],
+        }  # fmt: skip
+        for prefix, events in logs.items():
+            (workdir / f"{prefix}-{dc}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+
+
+class Admin:
+    """A stand-in for the admin client: notes the topics deleted."""
+
+    deleted = []
+
+    def __init__(self, config):
+        pass
+
+    def delete_topics(self, topics):
+        Admin.deleted += topics
+        return {t: SimpleNamespace(result=lambda timeout: None) for t in topics}
+
+
+@pytest.fixture
+def judged(soak, monkeypatch):
+    """verdict() on a run's directory: the reads stood in for (each DC reads every write back), the picture not
+    drawn, the topic's deletion noted."""
+    t0 = time.time()
+    write_run(soak.workdir, t0)
+    soak.cluster = SimpleNamespace(**vars(CLUSTER), client_config={}, bootstrap_servers="unused:9092")
+
+    def read(servers, client, topic, run_id, dc, out):
+        found = [{"p": p, "o": s, "producer": f"dc{p + 1}", "k": p, "s": s} for p in (0, 1) for s in (0, 1)]
+        ends = {"0": 2, "1": 2}
+        end = {"e": "end", "low": {"0": 0, "1": 0}, "ends": ends, "reached": ends, "complete": True}
+        out.write_text("".join(json.dumps(e) + "\n" for e in (*found, end)))
+
+    deleted = Admin.deleted = []
+    monkeypatch.setattr(run.reader, "read_topic", read)
+    monkeypatch.setattr(run.timeline, "draw", lambda *a: None)
+    monkeypatch.setattr(run, "AdminClient", Admin)
+    soak.plan = [planned(1, "oneway", "dc1>dc2")]
+    recorder = run.Recorder(soak.workdir / "faults.jsonl")
+    recorder.write({**soak.plan[0].as_dict(), "start": t0 + 0.5, "injected": t0 + 0.6, "undo": t0 + 1, "end": t0 + 1.1,
+                    "error": None, "details": {}})  # fmt: skip
+    healed = {"undone": {}, "heal": {"healthy": {"passed": True, "problems": []}}}
+    return soak, healed, deleted
+
+
+def test_a_verdict_of_a_run_that_did_all_it_planned_passes(judged, tmp_path):
+    soak, healed, deleted = judged
+    soak.verdict({"wan": {}}, healed, tmp_path / "soak.json", tmp_path / "soak.png")
+    report = json.loads((tmp_path / "soak.json").read_text())
+    assert report["problems"] == []
+    assert report["ok"]
+    assert report["acked"] == 4
+    assert report["faults_unaccounted"] == []
+    assert deleted == [soak.topic]
+
+
+def test_an_interrupted_run_a_fault_never_started_and_a_heal_that_failed_a_step_fail_the_verdict(judged, tmp_path):
+    soak, healed, deleted = judged
+    soak.interrupted = True
+    soak.plan.append(planned(2, "cut", "dc1<>dc2"))
+    healed["heal"]["errors"] = ["firewall: partition.sh heal: exit 1"]
+    report = soak.verdict({"wan": {}}, healed, tmp_path / "soak.json", tmp_path / "soak.png")
+    assert report["problems"] == [
+        "interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end",
+        "planned faults with no record (never started): [2]",
+        "steps of the final heal failed: ['firewall: partition.sh heal: exit 1']",
+    ]
+    assert not report["ok"]
+    assert report["lost"] == 0
+    assert deleted == []  # the topic stays for a look when the verdict fails
+
+
+def test_a_hard_interruption_of_the_command_names_the_heal(monkeypatch, capsys):
+    from stretch.soak import __main__ as command  # noqa: PLC0415  the command line only here
+
+    monkeypatch.setattr(command, "main", lambda argv=None: (_ for _ in ()).throw(KeyboardInterrupt))
+    assert command.interrupted_main([]) == 130
+    assert "make soak-heal" in capsys.readouterr().err
