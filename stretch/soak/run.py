@@ -42,6 +42,7 @@ from confluent_kafka.admin import AdminClient
 
 from stretch import REPO
 from stretch.cluster import CLUSTER_DEFAULTS, create_topic
+from stretch.drill import wan_probe
 
 from . import faults, reader, records, schedule, timeline, verify
 from .load import Clients
@@ -77,6 +78,18 @@ def wan_state():
     return {"on": state.supervisor_pid() is not None and fresh and bool(links), "links": links}
 
 
+def stop_probe(probe):
+    """The RTT probe's figures ({"dc1-dc2": {"n", "failed", "p50_ms", ...}}), {"error"} if it failed, or None
+    when there was none (no WAN on the testbed) or it never started. Its failure is the figures', not the
+    soak's."""
+    if probe is None or probe.ident is None:
+        return None
+    try:
+        return probe.stop()
+    except Exception as exc:  # noqa: BLE001  the soak is judged by its verifier, not by this
+        return {"error": str(exc)}
+
+
 def playbook_children():
     """The pids of the ansible-playbook processes this process started (a rolling restart's, when interrupted)."""
     me, found = os.getpid(), []
@@ -104,6 +117,7 @@ class Soak:
         self.stop = threading.Event()
         self.active, self.lock = {}, threading.Lock()
         self.wedged, self.interrupted, self.error = None, False, None
+        self.wan_rtt = None  # the round trips between the DCs measured from the nodes through the run
         # No slot starts later than this after the load did (the one under way finishes: every step of it is
         # bounded); the rest are recorded as not run.
         self.give_up_after = 2 * self.duration + 600
@@ -243,12 +257,14 @@ class Soak:
             self.heal_everything()  # a data volume made, a topic half there: nothing is left behind
             raise
         self.out(f"run {self.run_id}: topic {self.topic}, logs in {self.workdir}")
-        healed = None
+        healed, probe = None, wan_probe()
         try:
             bound = 3 * self.duration + 3600  # the clients' own limit, far beyond any run that goes well
             with Clients(self.cluster, self.workdir, self.topic, self.run_id, self.rate, bound) as clients:
                 try:
                     clients.wait_writing()
+                    if probe:
+                        probe.start()
                     self.execute(clients, time.time())
                 except KeyboardInterrupt:
                     self.interrupted = True
@@ -262,6 +278,7 @@ class Soak:
         finally:
             if healed is None:
                 healed = self.heal_everything()
+            self.wan_rtt = stop_probe(probe)
         return self.verdict(meta, healed, report_path, picture_path)
 
     def verdict(self, meta, healed, report_path, picture_path):
@@ -280,7 +297,7 @@ class Soak:
         report.update(
             seed=self.seed, planned_duration_s=self.duration, run_id=self.run_id, topic=self.topic, wan=meta["wan"],
             faults_planned=len(self.plan), interrupted=self.interrupted, error=self.error, wedged=self.wedged,
-            heal=healed,
+            heal=healed, wan_rtt=self.wan_rtt,
             replay=f"make soak SEED={self.seed} DURATION={int(self.duration)}s", workdir=str(self.workdir),
         )  # fmt: skip
         unaccounted = [f.id for f in self.plan if f.id not in details]

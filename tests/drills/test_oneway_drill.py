@@ -11,7 +11,9 @@ DC's network:
 
 Throughout, the admin API is sampled every two seconds (stretch/soak/observe.py):
 which controller leads the quorum, which brokers are fenced, each
-partition's leader and ISR, and its high watermark. The soak's verifier
+partition's leader and ISR, and its high watermark; and the round trips
+between the DCs are probed from the nodes once a second (stretch.drill.wan_probe:
+a cut shows as unanswered probes). The soak's verifier
 judges the clients' logs and a full read as each DC (nothing acknowledged
 lost or reordered, no committed offset going back). The figures go to
 reports/oneway-drill.json; docs/faults.md explains them.
@@ -26,8 +28,10 @@ import uuid
 from confluent_kafka.admin import AdminClient
 
 from stretch.cluster import CLUSTER_DEFAULTS, REPO, create_topic
+from stretch.drill import wan_probe
 from stretch.soak import faults, observe, reader, verify
 from stretch.soak.load import Clients
+from stretch.soak.run import stop_probe
 from stretch.soak.schedule import Topology
 
 REPORTS = REPO / "reports"
@@ -56,10 +60,13 @@ def test_a_one_way_cut_between_the_broker_dcs_loses_nothing_and_heals(cluster, t
     create_topic(AdminClient(config), topic, 8, int(CLUSTER_DEFAULTS["kafka_replication_factor"]))
     racks = {n.node_id: n.dc for n in cluster.brokers}
     observer = observe.Observer(cluster, topic)
+    probe = wan_probe()
     cuts = []
     with Clients(cluster, tmp_path, topic, run_id, rate=50, duration=3600) as clients:
         clients.wait_writing()
         observer.start()
+        if probe:
+            probe.start()
         try:
             time.sleep(STEADY_S)
             for fid, (a, b) in enumerate(((first, second), (second, first)), start=1):
@@ -80,6 +87,7 @@ def test_a_one_way_cut_between_the_broker_dcs_loses_nothing_and_heals(cluster, t
         finally:
             tb.partition("heal")
             samples = observer.stop()
+            wan_rtt = stop_probe(probe)
             clients.stop()
     with (tmp_path / "faults.jsonl").open("w") as f:
         for cut in cuts:
@@ -89,7 +97,7 @@ def test_a_one_way_cut_between_the_broker_dcs_loses_nothing_and_heals(cluster, t
                           tmp_path / f"read-{dc}.jsonl")  # fmt: skip
     judged = verify.verify(tmp_path, cluster.dcs)
 
-    figures = {"cut_seconds": CUT_S, "cuts": {}}
+    figures = {"cut_seconds": CUT_S, "cuts": {}, "wan_rtt": wan_rtt}
     for cut, row in zip(cuts, judged["faults"], strict=True):
         view = observe.summarize(samples, cut["injected"], cut["undo"], cut["whole_at"], racks)
         view.update(
@@ -122,6 +130,7 @@ def test_a_one_way_cut_between_the_broker_dcs_loses_nothing_and_heals(cluster, t
             f"{view['quorum_leader_after']}; fenced {view['fenced_during']}; acked while cut "
             f"{view['acked_while_cut_by_producer']}; hw stuck on {view['partitions_whose_hw_did_not_move']}"
         )
+    print(f"WAN round trips through the drill (unanswered: the cuts): {wan_rtt}")
     print(f"report: {out}")
     failed = [c for c in checks if not c["passed"]]
     if not failed:

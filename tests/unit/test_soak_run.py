@@ -194,11 +194,27 @@ class Clients:
         self.notes.append("clients left")
 
 
+class Probe:
+    """A stand-in for the RTT probe of the WAN (stretch.wan.rtt.RttProbe)."""
+
+    def __init__(self, notes):
+        self.notes, self.ident = notes, None
+
+    def start(self):
+        self.notes.append("probe started")
+        self.ident = 1
+
+    def stop(self):
+        self.notes.append("probe stopped")
+        return {"dc1-dc2": {"n": 10, "failed": 0, "p50_ms": 30.1}}
+
+
 @pytest.fixture
 def staged(soak, monkeypatch):
     """The soak's run() with everything around execute() stood in for; notes says what happened, in order."""
     notes = []
     monkeypatch.setattr(run, "Clients", Clients(notes))
+    monkeypatch.setattr(run, "wan_probe", lambda: Probe(notes))
     soak.check_wan = lambda: notes.append("wan checked") or {"on": True, "links": []}
     soak.prepare = lambda wan: notes.append("prepared") or {"wan": wan}
 
@@ -221,8 +237,9 @@ def test_an_interrupted_or_failed_run_heals_before_it_stops_the_clients_then_jud
 
     soak.execute = execute
     soak.run("report.json", "picture.png")
-    assert notes == ["wan checked", "prepared", "clients started", "executing", "healed", "clients stopped",
-                     "clients left", "verdict"]  # fmt: skip
+    assert notes == ["wan checked", "prepared", "clients started", "probe started", "executing", "healed",
+                     "clients stopped", "clients left", "probe stopped", "verdict"]  # fmt: skip
+    assert soak.wan_rtt == {"dc1-dc2": {"n": 10, "failed": 0, "p50_ms": 30.1}}
     assert soak.interrupted == (stop is KeyboardInterrupt)
     assert (soak.error == "RuntimeError: a client exited") == (stop is not KeyboardInterrupt)
 
@@ -242,7 +259,8 @@ def test_a_second_ctrl_c_during_the_heal_heals_again_and_then_stops(staged):
     soak.execute = lambda clients, t0: (_ for _ in ()).throw(KeyboardInterrupt)
     with pytest.raises(KeyboardInterrupt):
         soak.run("report.json", "picture.png")
-    assert notes == ["wan checked", "prepared", "clients started", "healed", "clients left", "healed"]
+    assert notes == ["wan checked", "prepared", "clients started", "probe started", "healed", "clients left",
+                     "healed", "probe stopped"]  # fmt: skip
 
 
 def test_a_failed_preparation_heals_what_it_left_and_a_missing_wan_touches_nothing(staged):
@@ -353,6 +371,17 @@ def test_an_interrupted_run_a_fault_never_started_and_a_heal_that_failed_a_step_
     assert not report["ok"]
     assert report["lost"] == 0
     assert deleted == []  # the topic stays for a look when the verdict fails
+
+
+def test_a_probe_never_started_is_not_stopped_and_one_that_failed_gives_its_error():
+    notes = []
+    assert run.stop_probe(None) is None
+    assert run.stop_probe(Probe(notes)) is None
+    assert notes == []
+    failed = Probe(notes)
+    failed.start()
+    failed.stop = lambda: (_ for _ in ()).throw(RuntimeError("the RTT probe failed: podman: no such container"))
+    assert run.stop_probe(failed) == {"error": "the RTT probe failed: podman: no such container"}
 
 
 def test_a_hard_interruption_of_the_command_names_the_heal(monkeypatch, capsys):
