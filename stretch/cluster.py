@@ -315,6 +315,18 @@ def read_quorum(cluster, errors=None):
         admin.close()
 
 
+def throttle_rates(cluster):
+    """The replication throttle's rates left: {"cluster" or broker id: {config: rate}}, only where one is set."""
+    admin = cluster.admin(timeout=15)
+    try:
+        configs = admin.broker_configs(b for b, info in admin.brokers().items() if not info["fenced"])
+        configs["cluster"] = admin.cluster_configs()
+        rates = {b: {k: v for k, v in c.items() if "throttled.rate" in k} for b, c in configs.items()}
+        return {b: r for b, r in rates.items() if r}
+    finally:
+        admin.close()
+
+
 def quorum_leader(cluster):
     """The inventory name of the controller that leads the quorum now."""
     leader = quorum_leader_id(cluster)

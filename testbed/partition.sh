@@ -1,14 +1,48 @@
 #!/bin/sh
-# Cuts, or heals, the network between two of the testbed's DCs. All traffic
-# between the DCs' podman networks is routed by this host, so one nftables
-# table in its forward path is the cut. Needs root.
-#   testbed/partition.sh cut dc1 dc2
+# Cuts, or heals, the network between the testbed's DCs. All traffic between
+# the DCs' podman networks is routed by this host, so one nftables table in
+# its forward path is the cut. Needs root.
+#   testbed/partition.sh cut dc1 dc2      both directions between dc1 and dc2
+#   testbed/partition.sh oneway dc1 dc2   dc1's packets to dc2 dropped, dc2's to dc1 flowing
+#   testbed/partition.sh isolate dc3      dc3 cut from every other DC
 #   testbed/partition.sh heal
+# One cut at a time: each command replaces the one before.
+#
+# Where the rules sit, and what they see:
+# - The table's chain hooks forward at priority -10, before the filter
+#   chains at priority 0, where iptables (nft-backed here) keeps the WAN's
+#   NFQUEUE rules (chain STRETCH-WAN, jumped to from FORWARD). A drop there is
+#   final, so a cut packet never reaches the delayer's queue. Packets queued
+#   before the cut (at most one delay's worth, 15-20 ms) are let through when
+#   their delay is up: a verdict resumes a packet after the hook that queued
+#   it, not before.
+# - netavark masquerades traffic between the networks on its way out
+#   (postrouting), and conntrack restores a reply's real destination before
+#   routing (prerouting). The forward hook, between the two, sees every
+#   packet with the real addresses of both containers, in both directions, so
+#   the rules match the DCs' own subnets.
+# - The host's own traffic to a node (the tests' clients, podman exec, SSH) is
+#   not forwarded, so no cut touches it.
 set -eu
+
+TABLE=stretch_partition
 
 subnet() {
     podman network inspect "stretch-$1" --format '{{range .Subnets}}{{.Subnet}}{{end}}' 2>/dev/null |
         grep . || { echo "partition.sh: no testbed network for DC '$1'" >&2; exit 2; }
+}
+
+# The table with these rules (one per line) in its forward chain, in place of any cut before.
+apply() {
+    nft delete table inet "$TABLE" 2>/dev/null || true
+    nft -f - <<RULES
+table inet $TABLE {
+    chain forward {
+        type filter hook forward priority -10; policy accept;
+$1
+    }
+}
+RULES
 }
 
 case "${1:-}" in
@@ -16,24 +50,30 @@ cut)
     [ $# -eq 3 ] || { echo "usage: $0 cut DC DC" >&2; exit 2; }
     a=$(subnet "$2")
     b=$(subnet "$3")
-    nft delete table inet stretch_partition 2>/dev/null || true
-    nft -f - <<RULES
-table inet stretch_partition {
-    chain forward {
-        type filter hook forward priority -10; policy accept;
-        ip saddr $a ip daddr $b drop
-        ip saddr $b ip daddr $a drop
-    }
-}
-RULES
+    apply "        ip saddr $a ip daddr $b drop
+        ip saddr $b ip daddr $a drop"
     echo "cut $2 ($a) from $3 ($b)"
     ;;
+oneway)
+    [ $# -eq 3 ] || { echo "usage: $0 oneway FROM TO" >&2; exit 2; }
+    a=$(subnet "$2")
+    b=$(subnet "$3")
+    apply "        ip saddr $a ip daddr $b drop"
+    echo "cut $2 ($a) -> $3 ($b); $3 -> $2 flows"
+    ;;
+isolate)
+    [ $# -eq 2 ] || { echo "usage: $0 isolate DC" >&2; exit 2; }
+    a=$(subnet "$2")
+    apply "        ip saddr $a ip daddr != $a drop
+        ip daddr $a ip saddr != $a drop"
+    echo "isolated $2 ($a) from every other DC"
+    ;;
 heal)
-    nft delete table inet stretch_partition 2>/dev/null || true
+    nft delete table inet "$TABLE" 2>/dev/null || true
     echo "healed"
     ;;
 *)
-    echo "usage: $0 cut DC DC | heal" >&2
+    echo "usage: $0 cut DC DC | oneway FROM TO | isolate DC | heal" >&2
     exit 2
     ;;
 esac

@@ -45,10 +45,11 @@ def percentile(values, q):
     return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
 
 
-def longest_gap(acks, start, end):
-    """The longest time without any acknowledgement, from start to end: the longest produce stall."""
-    times = sorted([start, *(a[4] for a in acks), end])
-    return max((b - a for a, b in zip(times, times[1:], strict=False)), default=0.0)
+def longest_gap(times, start, end):
+    """The longest time without an event from start to end: between start, each of times inside [start, end] and
+    end (the window's edges count). Of acknowledgement times, the longest produce stall."""
+    points = sorted([start, *(t for t in times if start <= t <= end), end])
+    return max((b - a for a, b in zip(points, points[1:], strict=False)), default=0.0)
 
 
 def _rx_between(timeline, t0, t1):
@@ -117,7 +118,7 @@ def judge(acks, errors, reads, start, end, sent=None, warmup=WARMUP_SECONDS):
         "warmup_seconds": warmup,
         "warmup_latency_p99_ms": round(percentile(warm, 0.99) * 1000, 1),
         "first_ack_seconds": round(min(a[4] for a in acks) - start, 3) if acks else None,
-        "longest_stall_seconds": round(longest_gap(acks, start, end), 2),
+        "longest_stall_seconds": round(longest_gap([a[4] for a in acks], start, end), 2),
         "duration_seconds": round(end - start, 1),
         "dcs": {},
     }

@@ -31,7 +31,7 @@ import time
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from stretch import dcnet, traffic
 from stretch.bench import traffic as traffic_runs
-from stretch.cluster import REPO, playbook, quorum_leader_id, wait_until
+from stretch.cluster import REPO, playbook, quorum_leader_id, throttle_rates, wait_until
 from stretch.drill import wan_probe
 from stretch.loadtest.background import BackgroundLoad
 
@@ -88,17 +88,6 @@ class Drill:
         )
         found = re.search(r"min\.insync\.replicas=(\d+)", out)
         return int(found.group(1)) if found else None
-
-    def throttle_rates(self):
-        """The replication throttle's rates left: cluster-wide ("cluster") and on each broker."""
-        admin = self.cluster.admin(timeout=15)
-        try:
-            configs = admin.broker_configs(b for b, info in admin.brokers().items() if not info["fenced"])
-            configs["cluster"] = admin.cluster_configs()
-            rates = {b: {k: v for k, v in c.items() if "throttled.rate" in k} for b, c in configs.items()}
-            return {b: r for b, r in rates.items() if r}
-        finally:
-            admin.close()
 
     def wait_healthy(self, timeout=600):
         admin = self.cluster.admin(timeout=15)
@@ -157,7 +146,7 @@ class Drill:
         # The smoke test's kernel counters count only its own reads, so they stay on under load.
         run = self.playbook("dc-recovery", kafka_ops_failover_dc=dc, kafka_ops_recovery_smoke_test=smoke, **extra)
         self.check(f"{dc} back: dc-recovery.yml passes", run.ok, run.log)
-        left = self.throttle_rates()
+        left = throttle_rates(self.cluster)
         self.check(f"{dc} back: no replication throttle left on any broker", not left, left or "")
         return run
 

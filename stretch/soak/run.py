@@ -1,0 +1,332 @@
+"""A soak run: the schedule's faults on the running testbed under steady load, then the verifier's verdict.
+
+1. The schedule is printed (and kept in the run's directory); anything an
+   earlier run left is healed, and the cluster must be whole.
+2. A topic of its own (soak-RUN, RF 4, 8 partitions), and, when the
+   schedule fills a disk, that broker's small data volume.
+3. The load: a producer and a group member in each broker DC.
+4. The faults, slot by slot: each starts no earlier than planned and once
+   the cluster is whole again after the one before (gates.cluster_healthy,
+   as the playbooks judge it), is held, and undone; each one's record goes
+   to faults.jsonl as it ends. A cluster that is not whole again within
+   SETTLE_TIMEOUT_S after a heal is wedged: the schedule stops there.
+5. Whatever happens (an error, Ctrl-C, SIGTERM), `finally` undoes every
+   fault still on and heals everything (faults.heal), then stops the load.
+   A second Ctrl-C during that heal starts it once more; a third leaves it
+   to `make soak-heal`.
+6. The full read of the topic as each DC, then the verifier (verify.py),
+   reports/soak.json and the timeline picture. Besides the verifier's
+   problems, the verdict fails on an interrupted or failed run, a planned
+   fault never started, a wedged cluster, and a final heal that failed a
+   step or left the cluster not whole.
+
+Bounded: the schedule is finite (schedule.plan); no slot starts later than
+twice the duration plus ten minutes after the load began (the rest are
+recorded as not run), and every step of the slot under way then has its own
+limit (a playbook 30 minutes, a health wait SETTLE_TIMEOUT_S, a command a
+minute or a few); the clients end themselves after three times the duration
+plus an hour, the reads after ten minutes each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient
+
+from stretch import REPO
+from stretch.cluster import CLUSTER_DEFAULTS, create_topic
+from stretch.drill import wan_probe
+
+from . import faults, reader, records, schedule, timeline, verify
+from .load import Clients
+
+SETTLE_TIMEOUT_S = 600
+PARTITIONS = 8
+
+
+class Recorder:
+    """faults.jsonl: one line per fault once it is over (or found not run), written at once."""
+
+    def __init__(self, path):
+        self.path, self.lock = Path(path), threading.Lock()
+
+    def write(self, record):
+        with self.lock, self.path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def wan_state():
+    """The WAN between the DCs as its delayer runs it now: {"on", "links"}."""
+    from stretch.wan.control import State  # noqa: PLC0415  only for this check
+
+    state = State()
+    try:
+        links = [link.as_dict() for link in state.links() if link.active]
+    except RuntimeError as exc:
+        return {"on": False, "links": [], "why": str(exc)}
+    stats = state.stats()
+    fresh = bool(stats) and time.monotonic() - stats.get("monotonic", 0) < 5
+    return {"on": state.supervisor_pid() is not None and fresh and bool(links), "links": links}
+
+
+def stop_probe(probe):
+    """The RTT probe's figures ({"dc1-dc2": {"n", "failed", "p50_ms", ...}}), {"error"} if it failed, or None
+    when there was none (no WAN on the testbed) or it never started. Its failure is the figures', not the
+    soak's."""
+    if probe is None or probe.ident is None:
+        return None
+    try:
+        return probe.stop()
+    except Exception as exc:  # noqa: BLE001  the soak is judged by its verifier, not by this
+        return {"error": str(exc)}
+
+
+def playbook_children():
+    """The pids of the ansible-playbook processes this process started (a rolling restart's, when interrupted)."""
+    me, found = os.getpid(), []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid == me and b"ansible-playbook" in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+class Soak:
+    def __init__(self, cluster, seed, duration, workdir, rate=50, beyond_model=True, require_wan=True, out=print):
+        self.cluster, self.seed, self.duration, self.rate = cluster, int(seed), float(duration), rate
+        self.topology = schedule.Topology.of(cluster)
+        self.plan = schedule.plan(self.seed, self.duration, self.topology, beyond_model=beyond_model)
+        self.run_id = uuid.uuid4().hex[:10]
+        self.topic = f"soak-{self.run_id}"
+        self.workdir = Path(workdir) / self.run_id
+        self.require_wan, self.out = require_wan, out
+        self.stop = threading.Event()
+        self.active, self.lock = {}, threading.Lock()
+        self.wedged, self.interrupted, self.error = None, False, None
+        self.wan_rtt = None  # the round trips between the DCs measured from the nodes through the run
+        # No slot starts later than this after the load did (the one under way finishes: every step of it is
+        # bounded); the rest are recorded as not run.
+        self.give_up_after = 2 * self.duration + 600
+        self.tb = faults.Testbed(cluster, self.topology, self.workdir / "playbooks")
+
+    # -- one fault ---------------------------------------------------------------
+    def run_fault(self, planned, record):
+        fault = faults.make(planned.kind, planned.target)
+        rec = {**planned.as_dict(), "planned_at": planned.at, "start": time.time(), "injected": None, "undo": None,
+               "end": None, "details": {}, "error": None}  # fmt: skip
+        self.out(f"{time.strftime('%H:%M:%S')}  #{planned.id} {planned.kind} {planned.target}: on")
+        with self.lock:
+            self.active[planned.id] = fault  # before inject: undo is idempotent, and a half-injected fault counts
+        try:
+            details = fault.inject(self.tb)
+            rec["details"]["inject"], rec["injected"] = details, time.time()
+            rec["resolved"] = details.get("node") or planned.target
+            if details.get("ok") is False:
+                rec["error"] = f"{details['playbook']}.yml failed (log {details['log']})"
+            if planned.kind != "rolling-restart":
+                self.stop.wait(planned.hold)
+        except Exception as exc:  # noqa: BLE001  recorded; the fault is undone all the same
+            rec["error"] = f"inject: {exc}"
+        finally:
+            rec["undo"] = time.time()
+            try:
+                rec["details"]["undo"] = fault.undo(self.tb)
+                if rec["details"]["undo"].get("ok") is False:
+                    rec["error"] = (rec["error"] or "") + f" undo: {rec['details']['undo']['playbook']}.yml failed"
+                with self.lock:
+                    self.active.pop(planned.id, None)
+            except Exception as exc:  # noqa: BLE001  left in self.active: heal() takes it off
+                rec["error"] = (rec["error"] or "") + f" undo: {exc}"
+            rec["end"] = time.time()
+            record.write(rec)
+            self.out(f"{time.strftime('%H:%M:%S')}  #{planned.id} {planned.kind} {planned.target}: off"
+                     f"{' (' + rec['error'].strip() + ')' if rec['error'] else ''}")  # fmt: skip
+
+    def run_child(self, planned, at, record):
+        if self.stop.wait(max(0.0, at - time.time())):
+            record.write({**planned.as_dict(), "start": None, "error": "not run: the soak was stopping"})
+            return
+        self.run_fault(planned, record)
+
+    def run_slot(self, primary, record):
+        start = time.time()
+        children = []
+        for child in primary.children:
+            thread = threading.Thread(target=self.run_child, args=(child, start + child.at - primary.at, record),
+                                      daemon=True)  # fmt: skip
+            thread.start()
+            children.append(thread)
+        self.run_fault(primary, record)
+        for thread in children:
+            thread.join(timeout=2400)  # a rolling restart's playbook, bounded by its own gates
+
+    def settle(self):
+        """Whole again within SETTLE_TIMEOUT_S, or after a heal; otherwise the cluster is wedged."""
+        outcome = self.tb.wait_healthy(SETTLE_TIMEOUT_S)
+        if outcome["passed"]:
+            return outcome
+        self.out(f"not whole {SETTLE_TIMEOUT_S} s after the fault: {outcome['problems'][:3]}; healing")
+        healed = faults.heal(self.tb, volumes=False, timeout=SETTLE_TIMEOUT_S)
+        if not healed["healthy"]["passed"]:
+            self.wedged = {"problems": healed["healthy"]["problems"], "heal": healed}
+        return healed["healthy"]
+
+    # -- the run -----------------------------------------------------------------
+    def check_wan(self):
+        """The WAN the run goes over; with require_wan, a run without it stops here, before it touches anything."""
+        wan = wan_state()
+        if self.require_wan and not wan["on"]:
+            raise SystemExit(f"soak: the WAN between the DCs is not on ({wan.get('why') or 'no delayer running'}); "
+                             "`make up` puts it on (or pass --without-wan)")  # fmt: skip
+        return wan
+
+    def prepare(self, wan):
+        self.workdir.mkdir(parents=True)
+        (self.workdir / "schedule.json").write_text(json.dumps([f.as_dict() for f in self.plan], indent=1) + "\n")
+        healed = faults.heal(self.tb, volumes=True, timeout=300)
+        if not healed["healthy"]["passed"]:
+            raise SystemExit(f"soak: the cluster is not whole before the soak: {healed['healthy']['problems'][:5]}")
+        config = {"bootstrap.servers": self.cluster.bootstrap_servers, **self.cluster.client_config}
+        create_topic(AdminClient(config), self.topic, PARTITIONS, int(CLUSTER_DEFAULTS["kafka_replication_factor"]))
+        meta = {"run_id": self.run_id, "topic": self.topic, "seed": self.seed, "duration_s": self.duration,
+                "rate_per_producer": self.rate, "wan": wan, "dcs": list(self.topology.broker_dcs)}  # fmt: skip
+        disk = sorted({f.target for f in self.plan if f.kind == "disk-full"})
+        if disk:
+            meta["volume"] = faults.Volume(disk[0]).make(self.tb)
+            if not self.tb.wait_healthy(SETTLE_TIMEOUT_S)["passed"]:
+                raise SystemExit(f"soak: the cluster is not whole after {disk[0]} moved onto its small data volume")
+        (self.workdir / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+        return meta
+
+    def execute(self, clients, t0):
+        record = Recorder(self.workdir / "faults.jsonl")
+        give_up = t0 + self.give_up_after
+        ready = time.time()
+        for primary in (f for f in self.plan if f.parent is None):
+            if self.wedged:
+                break
+            if time.time() > give_up:
+                why = f"not run: no slot starts {self.give_up_after:.0f} s after the load began"
+                for f in (primary, *primary.children):
+                    record.write({**f.as_dict(), "start": None, "error": why})
+                continue
+            time.sleep(max(0.0, t0 + primary.at - time.time(), ready + schedule.GAP_S[0] - time.time()))
+            self.run_slot(primary, record)
+            dead = [name for name, alive in clients.alive().items() if not alive]
+            if dead:
+                raise RuntimeError(f"the soak's clients {dead} exited during fault #{primary.id}")
+            self.settle()
+            ready = time.time()
+        # Load alone to the end of the planned duration (a wedged cluster only gets the cool-down's worth).
+        time.sleep(schedule.COOLDOWN_S if self.wedged else max(schedule.COOLDOWN_S, t0 + self.duration - time.time()))
+
+    def heal_everything(self):
+        self.stop.set()
+        for pid in playbook_children():
+            os.kill(pid, signal.SIGTERM)
+        with self.lock:
+            active = sorted(self.active.items(), reverse=True)
+        undone = {}
+        for fault_id, fault in active:
+            try:
+                undone[fault_id] = fault.undo(self.tb)
+            except Exception as exc:  # noqa: BLE001  heal() below goes on
+                undone[fault_id] = {"error": str(exc)}
+        return {"undone": undone, "heal": faults.heal(self.tb, volumes=True, timeout=SETTLE_TIMEOUT_S)}
+
+    def run(self, report_path, picture_path):
+        self.out(schedule.describe(self.plan, self.seed, self.duration))
+        wan = self.check_wan()
+        try:
+            meta = self.prepare(wan)
+        except BaseException:
+            self.heal_everything()  # a data volume made, a topic half there: nothing is left behind
+            raise
+        self.out(f"run {self.run_id}: topic {self.topic}, logs in {self.workdir}")
+        healed, probe = None, wan_probe()
+        try:
+            bound = 3 * self.duration + 3600  # the clients' own limit, far beyond any run that goes well
+            with Clients(self.cluster, self.workdir, self.topic, self.run_id, self.rate, bound) as clients:
+                try:
+                    clients.wait_writing()
+                    if probe:
+                        probe.start()
+                    self.execute(clients, time.time())
+                except KeyboardInterrupt:
+                    self.interrupted = True
+                    self.out("interrupted: healing everything, then verifying what was written")
+                except Exception as exc:  # noqa: BLE001  healed below, and in the report
+                    self.error = f"{type(exc).__name__}: {exc}"
+                    self.out(f"the run stopped: {self.error}; healing everything, then verifying what was written")
+                finally:
+                    healed = self.heal_everything()
+                    clients.stop()
+        finally:
+            if healed is None:
+                healed = self.heal_everything()
+            self.wan_rtt = stop_probe(probe)
+        return self.verdict(meta, healed, report_path, picture_path)
+
+    def verdict(self, meta, healed, report_path, picture_path):
+        client = self.cluster.client_config
+        for dc in self.topology.broker_dcs:
+            reader.read_topic(self.cluster.bootstrap_servers, client, self.topic, self.run_id, dc,
+                              self.workdir / f"read-{dc}.jsonl")  # fmt: skip
+        report = verify.verify(self.workdir, self.topology.broker_dcs)
+        details = {}
+        recorded = self.workdir / "faults.jsonl"
+        for found in records.read_log(recorded)[0] if recorded.exists() else []:
+            details[found["id"]] = {"planned_at": found.get("planned_at"), "hold": found.get("hold"),
+                                    "details": found.get("details")}  # fmt: skip
+        for row in report["faults"]:
+            row.update(details.get(row["id"], {}))
+        report.update(
+            seed=self.seed, planned_duration_s=self.duration, run_id=self.run_id, topic=self.topic, wan=meta["wan"],
+            faults_planned=len(self.plan), interrupted=self.interrupted, error=self.error, wedged=self.wedged,
+            heal=healed, wan_rtt=self.wan_rtt,
+            replay=f"make soak SEED={self.seed} DURATION={int(self.duration)}s", workdir=str(self.workdir),
+        )  # fmt: skip
+        unaccounted = [f.id for f in self.plan if f.id not in details]
+        report["faults_unaccounted"] = unaccounted
+        if self.interrupted:
+            report["problems"].append("interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end")
+        if self.error:
+            report["problems"].append(f"the run stopped early: {self.error}")
+        if unaccounted:
+            report["problems"].append(f"planned faults with no record (never started): {unaccounted}")
+        if self.wedged:
+            report["problems"].append(f"wedged: the cluster was not whole after a heal: {self.wedged['problems'][:3]}")
+        if not healed["heal"]["healthy"]["passed"]:
+            report["problems"].append(f"not whole after the final heal: {healed['heal']['healthy']['problems'][:3]}")
+        if healed["heal"].get("errors"):
+            report["problems"].append(f"steps of the final heal failed: {healed['heal']['errors']}")
+        report["ok"] = not report["problems"]
+        verify.write(report, report_path)
+        acks = {name: verify.acknowledgements(events) for name, events in verify.load_dir(self.workdir)[0].items()}
+        title = (f"soak seed {self.seed}, {report['duration_s'] / 60:.0f} min, {len(report['faults'])} faults of "
+                 f"{len(report['fault_kinds'])} kinds: {report['acked']:,} acknowledged, lost {report['lost']}, "
+                 f"max stall {report['max_stall_s']} s")  # fmt: skip
+        Path(picture_path).parent.mkdir(parents=True, exist_ok=True)
+        timeline.draw(report, acks, picture_path, title)
+        if report["ok"]:
+            admin = AdminClient({"bootstrap.servers": self.cluster.bootstrap_servers, **client})
+            admin.delete_topics([self.topic])[self.topic].result(timeout=60)
+        return report
+
+
+def default_paths():
+    return REPO / "reports/soak.json", REPO / "docs/images/soak-timeline.png", REPO / "reports/soak"
