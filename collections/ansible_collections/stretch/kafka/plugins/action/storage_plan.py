@@ -30,6 +30,13 @@ options:
     type: list
     elements: str
     default: []
+  brokers:
+    description:
+      - Every broker in the inventory; all must have reported before the controllers are formatted as a new quorum.
+      - Formatted brokers under controllers that have no metadata are refused, never taken for a new cluster.
+    type: list
+    elements: str
+    default: []
   cluster_id:
     description: An operator-chosen cluster id; must match the formatted nodes if any.
     type: str
@@ -40,6 +47,7 @@ EXAMPLES = r"""
   stretch.kafka.storage_plan:
     nodes: "{{ ansible_play_hosts | map('extract', hostvars, 'kafka_node_storage_report') }}"
     controllers: "{{ groups['kafka_controllers'] }}"
+    brokers: "{{ groups['kafka_brokers'] }}"
     cluster_id: "{{ kafka_cluster_id }}"
   run_once: true
 """
@@ -61,7 +69,10 @@ class ActionModule(ActionBase):
         nodes = [dict(n, meta=identity.parse_meta_properties(n.get("meta"))) for n in self._task.args["nodes"]]
         try:
             plan = identity.storage_plan(
-                nodes, self._task.args.get("cluster_id") or None, self._task.args.get("controllers") or ()
+                nodes,
+                self._task.args.get("cluster_id") or None,
+                self._task.args.get("controllers") or (),
+                all_brokers=self._task.args.get("brokers") or (),
             )
         except identity.IdentityError as exc:
             return dict(result, failed=True, changed=False, msg=str(exc))
