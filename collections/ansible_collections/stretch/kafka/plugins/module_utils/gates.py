@@ -22,8 +22,10 @@ Whether the cluster takes writes is not judged here from metadata (a dead
 leader looks alive until it is fenced): module_utils/probe.py proves it
 with acknowledged writes.
 Every gate fails closed: a read error, a part that is missing, a declared
-topic that is not in the reply, a topic without min.insync.replicas or a
-quorum without voters is a problem named as such, never a pass.
+topic that is not in the reply, a topic without min.insync.replicas, a
+quorum without voters or led by a node that is not one of them, or a
+partition led by a node that is not one of its replicas or not a registered
+broker is a problem named as such, never a pass.
 """
 
 from __future__ import annotations
@@ -81,8 +83,34 @@ def unreadable(snapshot, expected, parts):
         unknown = sorted(t for t in present if t not in min_isr)
         if unknown:
             problems.append(_listed("topic(s) whose min.insync.replicas could not be read", unknown))
-    if "quorum" in parts and snapshot.get("quorum") is not None and not snapshot["quorum"].get("voters"):
-        problems.append("the quorum reported no voters")
+    if "quorum" in parts and snapshot.get("quorum") is not None:
+        quorum = snapshot["quorum"]
+        voters = quorum.get("voters")
+        if not voters:
+            problems.append("the quorum reported no voters")
+        elif quorum.get("leader") is not None and quorum["leader"] >= 0 and quorum["leader"] not in voters:
+            # Every voter's lag is measured against the leader's log end.
+            problems.append(f"the quorum's leader {quorum['leader']} is not among its voters {sorted(voters)}")
+    if "partitions" in parts and snapshot.get("partitions") is not None:
+        problems += unplaced_leaders(snapshot, with_brokers="brokers" in parts)
+    return problems
+
+
+def unplaced_leaders(snapshot, with_brokers):
+    """Partitions whose leader is neither offline nor a node the gate can place: a reply it cannot judge."""
+
+    def led(p):
+        return p["leader"] is not None and p["leader"] >= 0
+
+    def listed(items):
+        return [f"{_label(p)} ({p['leader']})" for p in items]
+
+    stray = [p for p in snapshot["partitions"] if led(p) and p["leader"] not in p["replicas"]]
+    problems = _partitions("partition(s) led by a node that is not one of their replicas", listed(stray))
+    brokers = snapshot.get("brokers")
+    if with_brokers and brokers is not None:
+        gone = [p for p in snapshot["partitions"] if led(p) and p not in stray and p["leader"] not in brokers]
+        problems += _partitions("partition(s) led by a broker the cluster does not register", listed(gone))
     return problems
 
 
