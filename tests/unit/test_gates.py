@@ -6,6 +6,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.gates import (
     GateError,
     check,
     poll,
+    registered,
     report,
     restart_order,
 )
@@ -341,3 +342,20 @@ def test_a_partition_leader_that_is_not_a_registered_broker_fails_closed():
     registered = {b: {"dc": DC[b], "fenced": False} for b in ALL if b != 202}
     problems = gate("broker_down_safe", snapshot(leader=202, brokers=registered), 101)
     assert "2 partition(s) led by a broker the cluster does not register: t-0 (202), t-1 (202)" in problems
+
+
+def test_a_stopped_broker_is_waited_for_until_fenced_and_its_registration_comes_from_the_reply():
+    fenced = {b: {"dc": DC[b], "fenced": b == 102} for b in ALL}
+    assert gate("broker_stopped", snapshot(brokers=fenced), 102) == []
+    gone = {b: {"dc": DC[b], "fenced": False} for b in ALL if b != 102}
+    assert gate("broker_stopped", snapshot(brokers=gone), 102) == []
+    assert gate("broker_stopped", snapshot(), 102) == [
+        "broker 102 is registered and unfenced: it still runs, or the cluster has not fenced it yet"
+    ]
+    unread = {**snapshot(), "brokers": None, "errors": ["the registered brokers: KafkaTimeoutError"]}
+    assert gate("broker_stopped", unread, 102) == [
+        "cannot read the registered brokers: KafkaTimeoutError",
+        "the cluster's brokers could not be read",
+    ]
+    assert registered(snapshot(brokers=fenced)) == ALL
+    assert registered(unread) is None

@@ -32,7 +32,14 @@ from __future__ import annotations
 
 import time
 
-NODE_GATES = ("broker_down_safe", "broker_back", "broker_drained", "controller_down_safe", "controller_back")
+NODE_GATES = (
+    "broker_down_safe",
+    "broker_back",
+    "broker_drained",
+    "broker_stopped",
+    "controller_down_safe",
+    "controller_back",
+)
 CLUSTER_GATES = ("quorum_ready", "cluster_ready", "cluster_healthy")
 GATES = NODE_GATES + CLUSTER_GATES
 # The parts of a snapshot each gate reads; the others need not be fetched.
@@ -42,6 +49,7 @@ NEEDS = {
     "controller_back": ("quorum",),
     "cluster_ready": ("quorum", "brokers"),
     "broker_drained": ("partitions",),
+    "broker_stopped": ("brokers",),
 }
 EVERYTHING = ("quorum", "brokers", "partitions")
 
@@ -263,6 +271,24 @@ def broker_drained(snapshot, expected, node, max_lag=0):
         + _partitions("offline partition(s)", offline(snapshot))
         + _partitions("under-replicated partition(s)", under_replicated(snapshot))
     )
+
+
+def broker_stopped(snapshot, expected, node, max_lag=0):
+    """After a broker is stopped for good: the cluster has fenced it, or no longer registers it.
+
+    The registered brokers it was judged on are in the snapshot, so what to
+    do next (unregister it, or nothing) is read from a reply that was read.
+    """
+    broker = snapshot["brokers"].get(node)
+    if broker is not None and not broker["fenced"]:
+        return [f"broker {node} is registered and unfenced: it still runs, or the cluster has not fenced it yet"]
+    return []
+
+
+def registered(snapshot):
+    """The ids of the registered brokers, or None when they were not read."""
+    brokers = snapshot.get("brokers")
+    return None if brokers is None else sorted(brokers)
 
 
 def controller_down_safe(snapshot, expected, node, max_lag=0):
