@@ -10,6 +10,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils import (
     identity,
     nodes,
     properties,
+    releases,
     security,
     topics,
 )
@@ -68,6 +69,7 @@ class FilterModule:
             "meta_properties": _guard(identity.parse_meta_properties),
             "features_plan": _guard(features_plan),
             "downgrade_refusal": _guard(downgrade_refusal),
+            "release_checksum": _guard(releases.release_checksum),
             "smoke_cluster_args": _guard(smoke_cluster_args),
             "with_role": _guard(nodes.with_role),
             "bootstrap": _guard(nodes.bootstrap),

@@ -42,6 +42,18 @@ def bound_listeners(listeners, controller_listener, roles):
     return names
 
 
+def listener_port(host, listeners, name):
+    """The port of listener name, which host binds; NodeError naming both when it has none."""
+    spec = listeners[name]
+    port = spec.get("port") if isinstance(spec, dict) else None
+    if port is None or port == "":
+        raise NodeError(
+            f"{host}: listener {name} has no port: set kafka_listeners.{name}.port (and its protocol), "
+            "e.g. {port: 9092, protocol: SASL_SSL}"
+        )
+    return port
+
+
 def node_records(groups, hostvars, controllers_group, brokers_group, listeners, controller_listener):
     """One record per host of the controllers and brokers groups, controllers first, in inventory order.
 
@@ -64,7 +76,7 @@ def node_records(groups, hostvars, controllers_group, brokers_group, listeners, 
                 "advertised_host": str(advertised),
                 "principal": str(hv.get("kafka_tls_principal") or host),
                 "listeners": {
-                    name: f"{advertised}:{listeners[name]['port']}"
+                    name: f"{advertised}:{listener_port(host, listeners, name)}"
                     for name in bound_listeners(listeners, controller_listener, roles)
                 },
             }
