@@ -116,6 +116,22 @@ class Cluster:
         path.write_text("".join(f"{k}={v}\n" for k, v in sorted(config.items())))
         return path
 
+    def secrets(self):
+        """{what: value} of every secret the inventory gives the cluster: the SCRAM users' passwords.
+
+        On the testbed they are made by the inventory's password lookups, so
+        these are the values in testbed/dist/secrets too.
+        """
+        return {
+            f"{user}'s SCRAM password": config["sasl.password"]
+            for user, config in sorted(self.user_configs.items())
+            if config.get("sasl.password")
+        }
+
+    def private_key_files(self):
+        """The private keys kafka_pki_dir holds on this machine: the CAs' (current, next, retired) and the admin's."""
+        return sorted(Path(self.admin_config["ssl_cafile"]).parent.glob("*.key"))
+
     def admin(self, timeout=30):
         """The roles' own admin-protocol client, with the admin certificate on the admin listener."""
         return kafka_admin.Admin(

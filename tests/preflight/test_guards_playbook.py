@@ -8,11 +8,15 @@ this machine through a local connection, its files in a temporary directory
 and no Kafka tool installed, so its read of the cluster fails.
 """
 
+import grp
+import os
+import pwd
 from pathlib import Path
 
 import yaml
-from test_preflight_playbook import base_inventory, groups
+from test_preflight_playbook import base_inventory, groups, make_certificates
 
+from stretch.leaks import leaks
 from stretch.playbook import run as run_playbook
 
 HERE = Path(__file__).resolve().parent
@@ -35,11 +39,11 @@ def on_this_machine(inv, **hostvars):
     return inv
 
 
-def run(playbook, inventory, tmp_path, **extra):
+def run(playbook, inventory, tmp_path, *args, **extra):
     """Run tests/preflight/playbooks/<playbook> against the inventory; (returncode, every message, the Run)."""
     path = tmp_path / "hosts.yml"
     path.write_text(yaml.safe_dump(inventory))
-    result = run_playbook(path, str(HERE / "playbooks" / playbook), timeout=180, **extra)
+    result = run_playbook(path, str(HERE / "playbooks" / playbook), *args, timeout=180, **extra)
     return result.returncode, result.text + result.stderr, result
 
 
@@ -82,3 +86,25 @@ def test_a_release_change_on_a_broker_never_formatted_is_let_through(tmp_path):
     rc, out, result = run("release_guard.yml", inv, tmp_path)
     assert rc == 0, out
     assert not result.results("Run kafka-features")
+
+
+def test_an_operators_key_is_installed_without_showing_in_the_output(tmp_path):
+    # The first broker, on this machine, installs a key and a certificate the
+    # operator provides, with --diff at full verbosity: the key reaches its
+    # file, mode 0600, and nothing of it shows in what ansible-playbook printed.
+    pki = tmp_path / "pki"
+    pki.mkdir()
+    files = make_certificates(pki, ["dc1-broker0"])["dc1-broker0"]
+    tls = tmp_path / "tls"
+    (tls / "keystore.d").mkdir(parents=True)
+    me, my_group = pwd.getpwuid(os.getuid()).pw_name, grp.getgrgid(os.getgid()).gr_name
+    inv = on_this_machine(
+        base_inventory(), kafka_tls_dir=str(tls), kafka_node_user=me, kafka_node_group=my_group, **files
+    )
+    inv["all"]["vars"].update(kafka_tls_certificates="provided", kafka_tls_ca_src=str(pki / "ca.crt"))
+    rc, out, result = run("node_tls.yml", inv, tmp_path, "--diff", "-vvvv")
+    assert rc == 0, out
+    installed = tls / "keystore.d/10-node.key"
+    assert installed.read_text() == Path(files["kafka_node_tls_key_src"]).read_text()
+    assert installed.stat().st_mode & 0o777 == 0o600
+    assert leaks(result.stdout + result.stderr, key_files=[installed]) == []
