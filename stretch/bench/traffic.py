@@ -105,8 +105,14 @@ def measure(cluster, routed, run, producer_dc, consumer_dc=None):
             model_ratio=round(traffic.model_ratio(produced, racks, producer_dc), 3),
         )
     else:
-        read = answer["value_bytes"]
-        figures.update(read_value_bytes=read, consume_cross_share=round(sums["consume"] / read, 4))
+        by_broker = traffic.served(before, after, racks, TOPIC)
+        figures.update(
+            # What the client counted of the records' values, for the record; not divided into anything.
+            read_value_bytes=answer["value_bytes"],
+            served_bytes=int(sum(by_broker.values())),
+            # Brokers' bytes over brokers' bytes (record batches as stored).
+            consume_cross_share=round(traffic.read_share(flows, by_broker), 4),
+        )
     return figures
 
 
@@ -158,7 +164,7 @@ def main():
         if "ratio" in f:
             line += f" = {f['ratio']}N (model {f['model_ratio']}N, N {f['produced_bytes']:,} B)"
         else:
-            line += f", {f['consume_cross_share']:.1%} of the {f['read_value_bytes']:,} B read"
+            line += f", {f['consume_cross_share']:.1%} of the {f['served_bytes']:,} B the brokers served the read"
         line += f"; wire {f['wire_payload_total']:,} B, disagreement {f['wire_disagreement']:.1%}; {f['seconds']} s"
         print(line)
     out = REPO / "reports" / "traffic.json"

@@ -9,7 +9,9 @@ from stretch.traffic import (
     model_ratio,
     peak_rate,
     produced,
+    read_share,
     samples,
+    served,
     totals,
     wire_payload,
 )
@@ -150,3 +152,20 @@ def test_the_peak_rate_of_too_short_a_run_is_none_and_a_counter_going_back_is_an
         peak_rate([(0, 10), (1, 5)], 1)
     with pytest.raises(ValueError, match="positive"):
         peak_rate([(0, 0)], 0)
+
+
+def test_a_reads_crossing_share_divides_brokers_bytes_by_brokers_bytes():
+    # The brokers served 1050 B per 1000 B of values (batch and record
+    # overhead): half of what they served came from dc2's brokers.
+    after = {b: counters(bytes_out=262.5) for b in RACKS}
+    flows = cross_dc(ZERO, after, RACKS, "t", "dc1", consumer_dc="dc1")
+    by_broker = served(ZERO, after, RACKS, "t")
+    assert sum(by_broker.values()) == 1050.0
+    assert read_share(flows, by_broker) == 0.5
+    value_bytes = 1000.0
+    assert totals(flows)["consume"] / value_bytes == 0.525, "the mixed-unit ratio this replaces"
+
+
+def test_a_read_the_brokers_served_nothing_has_no_share():
+    with pytest.raises(ValueError, match="served nothing"):
+        read_share({}, served(ZERO, ZERO, RACKS, "t"))
