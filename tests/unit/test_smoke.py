@@ -3,9 +3,11 @@
 import base64
 import hashlib
 import json
+import time
 from types import SimpleNamespace
 
 import pytest
+from confluent_kafka import Producer
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
 from stretch.smoke import checks, locality, netcount, records
@@ -264,3 +266,15 @@ def test_inventory_clusters_become_the_smoke_tests_arguments():
         "--dc-network=dc1=10.1.0.0/16"]  # fmt: skip
     with pytest.raises(ValueError, match=r"kafka_smoke_spark_clusters\['dc1'\] needs a master"):
         smoke_cluster_args({"dc1": {"conf": []}}, {})
+
+
+def test_the_kafka_clients_own_log_lines_go_to_the_log_file_not_to_stderr(tmp_path, capfd):
+    # A producer pointed at a closed port: librdkafka logs its failed connection.
+    log = tmp_path / "smoke.clients.log"
+    producer = Producer({"bootstrap.servers": "127.0.0.1:1", **checks.client_settings(None, log)})
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "127.0.0.1:1" not in (log.read_text() if log.exists() else ""):
+        producer.poll(0.2)
+    producer.flush(0)
+    assert "127.0.0.1:1" in log.read_text(), "the client's log never reached the log file"
+    assert "%" not in capfd.readouterr().err, "a librdkafka log line went to stderr, where the summary shows it"
