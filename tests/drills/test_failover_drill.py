@@ -361,3 +361,50 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
     print(f"report: {out}")
     failed = [c for c in drill.checks if not c["passed"]]
     assert not failed, failed
+
+
+def test_a_dc_whose_hosts_cannot_be_reached_is_failed_over_and_recovered(cluster, hosts):
+    """A real outage: the DC's containers are frozen (podman pause) before dc-failover.yml starts.
+
+    No host of the DC answers, so the run can stop none of them; it must take
+    them for lost, relax the strict min.insync.replicas and prove the rest
+    writable. Once they answer again, dc-recovery.yml brings the DC back.
+    """
+    drill = Drill(cluster, hosts, load=None)
+    lost = drill.second
+    frozen = sorted(n.host for n in cluster.nodes if n.dc == lost)
+    strict = {"kafka_min_insync_replicas": 3, "kafka_ops_recovery_smoke_test": False}
+    drill.playbook("dc-recovery", kafka_ops_failover_dc=drill.tiebreaker, **strict)
+    drill.check("strict: min.insync.replicas is 3 before the outage", drill.cluster_min_isr() == 3)
+    subprocess.run(["podman", "pause", *frozen], check=True, capture_output=True)
+    try:
+        run = drill.playbook("dc-failover", kafka_ops_failover_dc=lost, **strict)
+        failover = run.stats.get("kafka_failover", {}) if run.output is not None else {}
+        drill.check(f"{lost} unreachable: dc-failover.yml passes", run.ok, run.log)
+        drill.check(
+            f"{lost} unreachable: the run took every node of it for down, stopping none",
+            failover.get("unreachable") == frozen and failover.get("stopped") == [],
+            failover,
+        )
+        drill.check(
+            f"{lost} unreachable: min.insync.replicas relaxed to 2",
+            bool(run.results("Keep the cluster-wide min.insync.replicas as declared")) and drill.cluster_min_isr() == 2,
+            drill.cluster_min_isr(),
+        )
+        drill.check(
+            f"{lost} unreachable: the probe proved every partition writable",
+            failover.get("writable_after_seconds") not in (None, ""),
+            f"{failover.get('writable_after_seconds')} s after {failover.get('timed_from')}",
+        )
+    finally:
+        subprocess.run(["podman", "unpause", *frozen], check=False, capture_output=True)
+    back = drill.playbook("dc-recovery", kafka_ops_failover_dc=lost, **strict)
+    drill.check(
+        f"{lost} back: dc-recovery.yml passes, min ISR 3 again", back.ok and drill.cluster_min_isr() == 3, back.log
+    )
+    restored = drill.playbook(
+        "dc-recovery", kafka_ops_failover_dc=drill.tiebreaker, kafka_ops_recovery_smoke_test=False
+    )
+    drill.check("the cluster is back at its declared min ISR 2", restored.ok and drill.cluster_min_isr() == 2)
+    failed = [c for c in drill.checks if not c["passed"]]
+    assert not failed, failed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.stretch.kafka.plugins.module_utils import (
@@ -49,6 +51,30 @@ def downgrade_refusal(described, version):
     return features.downgrade_refusal(features.parse_describe(described), version)
 
 
+def failover_moment(lost, now=None):
+    """When a lost DC went down, and which of its nodes the run stopped or could not reach.
+
+    lost: the hostvars of the DC's nodes after the play that takes them down.
+    A node it reached carries kafka_node_stopped_at (epoch seconds, from
+    systemd); one it could not reach was down before the run, the usual case
+    in an outage, and carries none. since is the earliest stop the run made,
+    or, when it reached none, now (when the run found the DC down): the
+    writability that follows is timed from there, and timed_from says which.
+    """
+    stopped, unreachable = {}, []
+    for node in lost:
+        at = node.get("kafka_node_stopped_at")
+        if at is None or at == "":
+            unreachable.append(node["inventory_hostname"])
+        else:
+            stopped[node["inventory_hostname"]] = float(at)
+    if stopped:
+        since, timed_from = min(stopped.values()), "the first node the run stopped"
+    else:
+        since, timed_from = (time.time() if now is None else float(now)), "the run finding the DC down"
+    return {"since": since, "timed_from": timed_from, "stopped": sorted(stopped), "unreachable": sorted(unreachable)}
+
+
 def smoke_cluster_args(clusters, networks):
     """The smoke test's arguments for each DC's own Spark cluster ({dc: {master, conf}}) and network ({dc: CIDR})."""
     args = []
@@ -71,6 +97,7 @@ class FilterModule:
             "downgrade_refusal": _guard(downgrade_refusal),
             "release_checksum": _guard(releases.release_checksum),
             "smoke_cluster_args": _guard(smoke_cluster_args),
+            "failover_moment": _guard(failover_moment),
             "with_role": _guard(nodes.with_role),
             "bootstrap": _guard(nodes.bootstrap),
             "scrape_targets": _guard(nodes.scrape_targets),
