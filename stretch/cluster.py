@@ -101,7 +101,18 @@ class Cluster:
 
     @property
     def dcs(self):
+        """The broker DCs, sorted."""
         return sorted({n.dc for n in self.brokers})
+
+    @property
+    def controller_dcs(self):
+        """Every DC that holds a controller, sorted."""
+        return sorted({n.dc for n in self.controllers})
+
+    @property
+    def tiebreakers(self):
+        """The controllers in a DC without brokers (the tiebreaker DC's), in inventory order."""
+        return [n for n in self.controllers if n.dc not in self.dcs]
 
     @property
     def client_config(self):

@@ -2,7 +2,8 @@
 
 Run with `make traffic` against the running testbed (`make up converge`).
 Four runs on the topic `traffic` (RF 4, two replicas per DC, leaders spread
-over the four brokers), each by a client that sits in dc1 (tests/dcnet.py):
+over the brokers), each by a client that sits in the inventory's first
+broker DC, here dc1 (stretch/dcnet.py):
 
 - produce N bytes to every partition in turn: the model's 2.5N;
 - read those records back as client.rack dc1: about 0 crossings;
@@ -116,8 +117,9 @@ def measure(cluster, routed, run, producer_dc, consumer_dc=None):
     return figures
 
 
-def run_all(cluster, records=RECORDS, size=SIZE, dc="dc1"):
-    """The four runs' figures, by name."""
+def run_all(cluster, records=RECORDS, size=SIZE, dc=None):
+    """The four runs' figures, by name, from a client in dc (default: the inventory's first broker DC)."""
+    dc = dc or cluster.dcs[0]
     admin = cluster.admin()
     try:
         described = admin.topics()
