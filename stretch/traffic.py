@@ -23,7 +23,10 @@ The model: with two replicas in each DC, every produced byte is fetched by
 the two replicas in the leader's other DC, and crosses once more when the
 producer writes to a leader in the other DC: 2N + (the share of N written to
 remote leaders), 2.5N with leaders split evenly, 2.0N for a producer that
-writes only to its own DC's leaders.
+writes only to its own DC's leaders. Its inputs are the producer's own count
+of the bytes it wrote to each partition and the leader each partition had
+when it started (written_by_leader), and the brokers' racks; the figure it
+is checked against comes from the brokers' counters only.
 """
 
 from __future__ import annotations
@@ -133,6 +136,15 @@ def read_share(flows, served_by_broker):
     if not total:
         raise ValueError("the brokers served nothing to the read")
     return totals(flows)["consume"] / total
+
+
+def written_by_leader(answer):
+    """{leader id: value bytes} a producer wrote, from its own answer (stretch.loadtest.traffic produce)."""
+    out = {}
+    for partition, written in answer["value_bytes_by_partition"].items():
+        leader = int(answer["leaders"][partition])
+        out[leader] = out.get(leader, 0) + written
+    return out
 
 
 def model_ratio(produced_by_leader, racks, producer_dc, remote_replicas=2):

@@ -101,9 +101,12 @@ def measure(cluster, routed, run, producer_dc, consumer_dc=None):
     if consumer_dc is None:
         n = sum(produced.values())
         figures.update(
+            # The measured ratio: the brokers' counters over the brokers' counters.
             produced_bytes=int(n),
             ratio=round(sums["all"] / n, 3),
-            model_ratio=round(traffic.model_ratio(produced, racks, producer_dc), 3),
+            # The model's input is the client's own count of what it wrote to each
+            # partition and which broker led it, never the counters checked against it.
+            model_ratio=round(traffic.model_ratio(traffic.written_by_leader(answer), racks, producer_dc), 3),
         )
     else:
         by_broker = traffic.served(before, after, racks, TOPIC)

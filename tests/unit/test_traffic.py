@@ -14,6 +14,7 @@ from stretch.traffic import (
     served,
     totals,
     wire_payload,
+    written_by_leader,
 )
 
 RACKS = {101: "dc1", 102: "dc1", 201: "dc2", 202: "dc2"}
@@ -169,3 +170,12 @@ def test_a_reads_crossing_share_divides_brokers_bytes_by_brokers_bytes():
 def test_a_read_the_brokers_served_nothing_has_no_share():
     with pytest.raises(ValueError, match="served nothing"):
         read_share({}, served(ZERO, ZERO, RACKS, "t"))
+
+
+def test_the_models_input_is_the_producers_own_count_not_the_brokers():
+    answer = {
+        "value_bytes_by_partition": {"0": 300, "1": 300, "2": 200, "3": 200},
+        "leaders": {"0": 101, "1": 201, "2": 101, "3": 202},
+    }
+    assert written_by_leader(answer) == {101: 500, 201: 300, 202: 200}
+    assert model_ratio(written_by_leader(answer), RACKS, "dc1") == 2.5
