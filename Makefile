@@ -15,7 +15,7 @@ LOCAL := -i inventories/local
 
 .PHONY: demo test setup setup-python setup-testbed up converge status smoke verify drills down lint unit molecule \
         bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
-        drill-upgrade drill-group drill-stream docs wan
+        drill-upgrade drill-group drill-stream docs wan bench-wan
 
 demo: setup up converge smoke
 
@@ -111,6 +111,13 @@ bench-topics:
 # against the 2.5N model; against the running testbed. reports/traffic.json.
 traffic:
 	python -m stretch.bench.traffic
+
+# What the WAN costs: produce, end-to-end and lag at RTT 0, 30 and 100 ms between
+# the broker DCs, a controller failover and a rolling restart at each, every
+# figure beside its model; against the running testbed (about an hour).
+# reports/bench-wan.json, docs/images/wan-latency-cdf.png. RTTS="30" for one.
+bench-wan:
+	python -m stretch.bench.wan $(foreach r,$(RTTS),--rtt $(r))
 
 # The smoke read's throughput on the DC Spark clusters against local[2],
 # against the running testbed. reports/bench-spark.json.

@@ -31,7 +31,7 @@ CLUSTER_DEFAULTS = yaml.safe_load((REPO / "roles/kafka/defaults/main.yml").read_
 # What node_records reads of each host, and what Ansible needs to reach it.
 NODE_VARS = ("kafka_node_id", "kafka_dc", "kafka_advertised_host", "testbed_subnet", "kafka_tls_principal")
 # What the clients' settings are made of (templated: the testbed's secrets are lookups).
-SECURITY_VARS = ("kafka_users", "kafka_pki_dir", "kafka_sasl_mechanism", "kafka_listeners")
+SECURITY_VARS = ("kafka_users", "kafka_tls_pki_dir", "kafka_sasl_mechanism", "kafka_listeners")
 SSH_VARS = ("ansible_host", "ansible_user", "ansible_ssh_private_key_file", "ansible_ssh_common_args")
 # What a testbed Spark master is reached at, and where its DC's executors reach this machine.
 SPARK_VARS = ("kafka_dc", "testbed_ip", "testbed_gateway", "testbed_subnet")
@@ -203,7 +203,7 @@ def load(inventory=None):
         )
         for r in records
     )
-    trusted = f"{settings['kafka_pki_dir']}/trusted.pem"
+    trusted = f"{settings['kafka_tls_pki_dir']}/trusted.pem"
     user_configs = {
         user["name"]: security.librdkafka(
             {
@@ -216,13 +216,13 @@ def load(inventory=None):
         )
         for user in settings.get("kafka_users") or []
     }
-    admin_listener = settings.get("kafka_admin_listener", "REPLICATION")
+    admin_listener = settings.get("kafka_adminclient_listener", "REPLICATION")
     admin_config = security.kafka_python(
         {
             "protocol": listeners[admin_listener]["protocol"],
             "ca": trusted,
-            "cert": f"{settings['kafka_pki_dir']}/admin.crt",
-            "key": f"{settings['kafka_pki_dir']}/admin.key",
+            "cert": f"{settings['kafka_tls_pki_dir']}/admin.crt",
+            "key": f"{settings['kafka_tls_pki_dir']}/admin.key",
         }
     )
     return Cluster(

@@ -16,6 +16,7 @@ import ipaddress
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 from stretch.smoke import netcount
 
@@ -101,6 +102,12 @@ class DcClient:
 
     def wrap(self, cmd):
         return ["ip", "netns", "exec", self.netns, *cmd]
+
+    def sent(self):
+        """(bytes, packets) this client has sent, as the kernel counts them on the host's end of its link (what
+        arrives there from the namespace), Ethernet headers included."""
+        stats = Path("/sys/class/net") / self.host_if / "statistics"
+        return int((stats / "rx_bytes").read_text()), int((stats / "rx_packets").read_text())
 
     def _remove(self):
         _run("ip", "netns", "delete", self.netns, check=False)

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from stretch.loadtest.background import BackgroundLoad
+from stretch.wan import control, rtt
 
 
 class Load:
@@ -16,7 +17,9 @@ class Load:
     Its client trusts trusted.pem as it is when the load starts. On leaving
     the block without an error, the load must have acknowledged records, and
     lost, reordered, failed or left unconfirmed none (load_problems); its
-    report goes into figures["loads"][label].
+    report goes into figures["loads"][label], with the round trips between the
+    DCs measured from the nodes meanwhile (on a testbed with a WAN): what the
+    drill's load did to the delay.
     """
 
     def __init__(self, cluster, workdir, label, figures):
@@ -26,21 +29,30 @@ class Load:
             cluster.bootstrap_servers, cluster.dcs, rate=200, workdir=workdir, duration=3600,
             client_config_file=cluster.client_config_file(workdir, "kafka-load"),
         )  # fmt: skip
+        self.rtt = wan_probe()
 
     def __enter__(self):
         self.load.start()
+        if self.rtt:
+            self.rtt.start()
         return self
 
     def __exit__(self, *exc):
         time.sleep(5)  # some load after the last operation too
         self.load.stop()
         report = self.load.report()
+        if self.rtt:
+            report["wan_rtt"] = self.rtt.stop()
+            print(f"WAN round trips through {self.label}: " + "; ".join(
+                f"{pair} p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, max {r['max_ms']} ms, {r['failed']} of {r['n']} "
+                "unanswered" for pair, r in report["wan_rtt"].items()), flush=True)  # fmt: skip
         self.figures["loads"][self.label] = report
         print(
             f"load through {self.label}: {report['acknowledged']} acknowledged, lost {report['lost']}, reordered "
             f"{report['reordered']}, produce errors {report['produce_errors']}, unconfirmed "
             f"{report['unconfirmed']}, latency p99 "
-            f"{report['latency_p99_ms']} ms, longest stall {report['longest_stall_seconds']} s",
+            f"{report['latency_p99_ms']} ms after a {report['warmup_seconds']:g} s warm-up (warm-up p99 "
+            f"{report['warmup_latency_p99_ms']} ms), longest stall {report['longest_stall_seconds']} s",
             flush=True,
         )
         if exc[0] is None:
@@ -78,6 +90,16 @@ def load_problems(report):
     if report.get("accounting_error"):
         problems.append(f"the load's counts do not add up: {report['accounting_error']}")
     return problems
+
+
+def wan_probe(state=None):
+    """A probe of the round trips between the DCs, one connect per second from each DC's probe node, or None
+    on a cluster without the testbed's WAN."""
+    try:
+        probes = (state or control.State()).config()["probes"]
+    except RuntimeError:
+        return None
+    return rtt.RttProbe({dc: tuple(p) for dc, p in probes.items()}, interval=1.0)
 
 
 @contextlib.contextmanager

@@ -114,6 +114,56 @@ def cross_dc(before, after, racks, topic, producer_dc, consumer_dc=None):
     return flows
 
 
+class Accumulated:
+    """The brokers' counters summed over reads taken across restarts.
+
+    add({broker: broker_counters()}, {broker: its process's start time}) after each read. A broker whose start time
+    changed restarted: all of its counters' new values are new. Without start times, a counter that went back is
+    taken as restarted. A counter that shows up after a broker's first read (a topic it began to lead, a leader it
+    began to fetch from) counts from zero. What a node counted between its last read and its stop is missed: read
+    often (every few seconds) to keep that small. total() is shaped like one read, to give cross_dc() as `after`
+    with an empty `before`."""
+
+    def __init__(self):
+        self.last, self.sums, self.started, self.restarts = {}, {}, {}, 0
+
+    def add(self, read, started=None):
+        for broker, counters in read.items():
+            now, was = (started or {}).get(broker), self.started.get(broker)
+            restarted = now is not None and was is not None and now != was
+            self.restarts += restarted
+            first = broker not in self.last
+            last = {} if restarted else self.last.setdefault(broker, {})
+            for kind, values in counters.items():
+                for key, value in values.items():
+                    then = last.get(kind, {}).get(key)
+                    if first:
+                        step = 0.0  # the first read is the baseline
+                    elif then is None:
+                        step = value
+                    elif value < then:
+                        step, self.restarts = value, self.restarts + 1
+                    else:
+                        step = value - then
+                    slot = self.sums.setdefault(broker, {"in": {}, "out": {}, "fetched": {}})[kind]
+                    slot[key] = slot.get(key, 0.0) + step
+            merged = {} if restarted else self.last.get(broker, {})
+            for kind, values in counters.items():
+                merged.setdefault(kind, {}).update(values)
+            self.last[broker] = merged
+            if now is not None:
+                self.started[broker] = now
+
+    def total(self):
+        return {b: {kind: dict(v) for kind, v in c.items()} for b, c in self.sums.items()}
+
+
+def start_time(text):
+    """The process start time an exporter reports (process_start_time_seconds), or None."""
+    found = [value for name, _, value in samples(text) if name == "process_start_time_seconds"]
+    return found[0] if found else None
+
+
 def produced(before, after, racks, topic):
     """{broker id: bytes} the leaders took from producers of topic."""
     return {b: _delta(after, before, b, "in", topic) for b in sorted(racks)}
@@ -202,3 +252,43 @@ def peak_rate(samples, window):
         rate = (b1 - b0) / (t1 - t0)
         peak = rate if peak is None else max(peak, rate)
     return peak
+
+
+REQUEST_COUNT = "kafka_network_request_time_count_total"
+REQUEST_MEAN = "kafka_network_request_time_ms_mean"
+COUNTERS = {
+    "isr_shrinks": "kafka_server_isr_shrinks_total",
+    "isr_expands": "kafka_server_isr_expands_total",
+    "raft_epoch": "kafka_raft_current_epoch",
+    "fenced_brokers": "kafka_controller_fenced_brokers",
+    "raft_high_watermark": "kafka_raft_high_watermark",
+    "raft_leader": "kafka_raft_current_leader",
+    "raft_log_end": "kafka_raft_log_end_offset",
+}
+
+
+def request_times(text):
+    """One node's request metrics: {(request, part): (count, mean ms since start)}, and its counters
+    {"isr_shrinks", "isr_expands", "raft_epoch", "fenced_brokers"} (absent ones left out: a controller has no
+    ISR, a broker counts no fenced brokers)."""
+    counts, means, counters = {}, {}, {}
+    names = {v: k for k, v in COUNTERS.items()}
+    for name, labels, value in samples(text):
+        if name == REQUEST_COUNT:
+            counts[(labels["request"], labels["part"])] = value
+        elif name == REQUEST_MEAN:
+            means[(labels["request"], labels["part"])] = value
+        elif name in names and not labels:
+            counters[names[name]] = value
+    return {"requests": {key: (counts[key], means.get(key, 0.0)) for key in counts}, "counters": counters}
+
+
+def mean_between(before, after, request, part):
+    """(requests, mean ms) of the requests a node handled between two reads of request_times(); the mean
+    since start times the count is the sum, so the two reads give the mean in between."""
+    n0, m0 = before["requests"].get((request, part), (0.0, 0.0))
+    n1, m1 = after["requests"].get((request, part), (0.0, 0.0))
+    if n1 < n0:
+        raise ValueError(f"{request} {part}: the count went back from {n0} to {n1} (a restart)")
+    n = n1 - n0
+    return int(n), (round((n1 * m1 - n0 * m0) / n, 2) if n else None)

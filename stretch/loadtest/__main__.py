@@ -126,7 +126,8 @@ def main(argv=None):
         f"loadtest: {report['acknowledged']} acknowledged, lost {report['lost']}, reordered {report['reordered']}, "
         f"duplicates {report['duplicates']}, unconfirmed {report['unconfirmed']}, "
         f"produce errors {report['produce_errors']}, latency p99 {report['latency_p99_ms']} ms "
-        f"max {report['latency_max_ms']} ms, longest stall {report['longest_stall_seconds']} s; report {path}"
+        f"max {report['latency_max_ms']} ms after a {report['warmup_seconds']:g} s warm-up (warm-up p99 "
+        f"{report['warmup_latency_p99_ms']} ms), longest stall {report['longest_stall_seconds']} s; report {path}"
     )
     return 0 if report["ok"] else 1
 

@@ -18,6 +18,10 @@ from collections import defaultdict
 VALUE_PREFIX = b"LOAD"
 
 
+# The first seconds of a producer's life (metadata, producer id, connections), kept apart from its latency figures.
+WARMUP_SECONDS = 5.0
+
+
 def encode(run_id, partition, seq, size):
     head = b"%s:%s:%d:%d:" % (VALUE_PREFIX, run_id.encode(), partition, seq)
     return head + b"." * max(0, size - len(head))
@@ -90,14 +94,18 @@ def windows(marks, acks, reads, rx, racks, end):
     return out
 
 
-def judge(acks, errors, reads, start, end, *, sent):
+def judge(acks, errors, reads, start, end, *, sent, warmup=WARMUP_SECONDS):
     """The verdict of a run.
 
     sent: the records handed to the producer, counted apart from what it
     answered, so a write never answered shows as unconfirmed. Every write is
     one outcome: acknowledged, failed with an error, or unconfirmed.
+
+    The latency figures are the steady state's: records sent once `warmup` seconds have passed since the start
+    (the producer's metadata, its producer id and its connections come first); the warm-up's are apart.
     """
-    latencies = [a[4] - a[3] for a in acks]
+    steady = [a[4] - a[3] for a in acks if a[3] >= start + warmup]
+    warm = [a[4] - a[3] for a in acks if a[3] < start + warmup]
     answered = len(acks) + len(errors)
     report = {
         "sent": sent,
@@ -110,9 +118,12 @@ def judge(acks, errors, reads, start, end, *, sent):
         "accounting_error": f"{answered} outcomes for {sent} writes" if answered > sent else None,
         "produce_errors": len(errors),
         "produce_error_kinds": sorted({e for _, e in errors}),
-        "latency_p50_ms": round(percentile(latencies, 0.50) * 1000, 1),
-        "latency_p99_ms": round(percentile(latencies, 0.99) * 1000, 1),
-        "latency_max_ms": round(max(latencies, default=0.0) * 1000, 1),
+        "latency_p50_ms": round(percentile(steady, 0.50) * 1000, 1),
+        "latency_p99_ms": round(percentile(steady, 0.99) * 1000, 1),
+        "latency_max_ms": round(max(steady, default=0.0) * 1000, 1),
+        "warmup_seconds": warmup,
+        "warmup_latency_p99_ms": round(percentile(warm, 0.99) * 1000, 1),
+        "first_ack_seconds": round(min(a[4] for a in acks) - start, 3) if acks else None,
         "longest_stall_seconds": round(longest_gap(acks, start, end), 2),
         "duration_seconds": round(end - start, 1),
         "dcs": {},

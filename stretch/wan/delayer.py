@@ -34,6 +34,38 @@ STATS_INTERVAL = 1.0
 RT_PRIORITY = 50
 
 
+class Lateness:
+    """How late held packets left, past their due time: a count per bucket (upper bound in ms), since the start.
+
+    What the delayer adds to the link's delay itself (waking late under load); a round trip measured between two
+    nodes also holds the nodes' own scheduling, this does not."""
+
+    BOUNDS_MS = (0.1, 0.5, 1, 2, 5, 10, 50, float("inf"))
+
+    def __init__(self):
+        self.buckets = [0] * len(self.BOUNDS_MS)
+
+    def add(self, seconds):
+        ms = seconds * 1000
+        for i, bound in enumerate(self.BOUNDS_MS):
+            if ms <= bound:
+                self.buckets[i] += 1
+                return
+
+    def counts(self):
+        names = ("inf" if b == float("inf") else f"{b:g}" for b in self.BOUNDS_MS)
+        return dict(zip(names, self.buckets, strict=True))
+
+
+def late_share(before, after, over_ms=1.0):
+    """The share of the packets released between two stats reads that left more than over_ms late, and how many."""
+    bounds = [float(k) for k in after]
+    counts = {k: after[k] - (before or {}).get(k, 0) for k in after}
+    total = sum(counts.values())
+    late = sum(n for (k, n), b in zip(counts.items(), bounds, strict=True) if b > over_ms)
+    return {"released": total, "late": late, "share": round(late / total, 5) if total else None}
+
+
 def load_links(path):
     """{queue: Link} of the configuration file's active links."""
     config = json.loads(Path(path).read_text())
@@ -50,6 +82,7 @@ class Direction:
         self.link, self.schedule = link, Schedule(link)
         self.held = collections.deque()
         self.packets = self.bytes = self.dropped = self.held_max = 0
+        self.lateness = Lateness()
         self.queue = NetfilterQueue()
         self.queue.bind(
             link.queue, lambda pkt: on_packet(self, pkt), max_len=MAX_QUEUE_LEN, mode=COPY_PACKET,
@@ -66,7 +99,9 @@ class Direction:
     def release(self, now):
         held = self.held
         while held and held[0][0] <= now:
-            held.popleft()[1].accept()
+            due, pkt = held.popleft()
+            pkt.accept()
+            self.lateness.add(now - due)
 
     def close(self):
         while self.held:
@@ -77,7 +112,7 @@ class Direction:
         return {
             "delay_ms": self.link.delay_ms, "jitter_ms": self.link.jitter_ms, "rate_mbit": self.link.rate_mbit,
             "queue": self.link.queue, "packets": self.packets, "bytes": self.bytes, "dropped": self.dropped,
-            "held": len(self.held), "held_max": self.held_max,
+            "held": len(self.held), "held_max": self.held_max, "late_ms": self.lateness.counts(),
         }  # fmt: skip
 
 

@@ -1,10 +1,13 @@
 """Round trips between the testbed's DCs, measured from inside a node of each DC.
 
-A TCP connect is one round trip (SYN out, SYN-ACK back, answered by the
-other node's kernel), so the time a connect takes from a container in DC A
-to a node in DC B is the RTT the nodes themselves see: A->B's delay plus
-B->A's. The probe runs in the container with its own Python, prints one
-JSON line per round, and knows nothing of the delayer's settings.
+A TCP connect to a port nobody listens on is one round trip answered by
+the other node's kernel alone (SYN out, RST back: "connection refused"), so
+the time it takes from a container in DC A to a node in DC B is the RTT the
+nodes themselves see: A->B's delay plus B->A's. No process on the target
+wakes for it: a probe of a listening port (sshd's) would fork a process on
+the target every time, a load of its own on a busy machine. The probe runs
+in the container with its own Python, prints one JSON line per round, and
+knows nothing of the delayer's settings.
 """
 
 from __future__ import annotations
@@ -13,13 +16,20 @@ import json
 import statistics
 import subprocess
 import threading
+import uuid
 
-# Run in a node: argv = interval, rounds, then host:port targets; one JSON line {target: ms} per round.
+# Run in a node: argv = interval, rounds, seconds, a tag (only to find the process again), then host:port
+# targets; one JSON line {target: ms} per round (an answered connect, refused or accepted, is a round trip; a
+# timeout or an unreachable host is None). It stops after `rounds` rounds or `seconds` seconds, whichever first:
+# ending the `podman exec` that started it does not end it.
 PROBE = r"""
 import json, socket, sys, time
-interval, rounds, targets = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+interval, rounds, seconds, targets = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[5:]
+deadline = time.monotonic() + seconds
 for _ in range(rounds):
     started = time.monotonic()
+    if started > deadline:
+        break
     out = {}
     for target in targets:
         host, port = target.rsplit(":", 1)
@@ -27,11 +37,17 @@ for _ in range(rounds):
         try:
             socket.create_connection((host, int(port)), timeout=5).close()
             out[target] = (time.perf_counter() - t0) * 1000
+        except ConnectionRefusedError:
+            out[target] = (time.perf_counter() - t0) * 1000
         except OSError:
             out[target] = None
     print(json.dumps(out), flush=True)
     time.sleep(max(0.0, interval - (time.monotonic() - started)))
 """
+
+
+# The discard port: no testbed node listens on it, so the node's kernel answers with a reset.
+CLOSED_PORT = 9
 
 
 def percentile(values, q):
@@ -60,9 +76,11 @@ class RttProbe(threading.Thread):
     probes: {dc: (container, address)}. Results: {(from, to): [ms or None]}.
     """
 
-    def __init__(self, probes, interval=1.0, rounds=100000, port=22):
+    def __init__(self, probes, interval=1.0, rounds=100000, port=CLOSED_PORT, seconds=4 * 3600):
         super().__init__(daemon=True)
         self.probes, self.interval, self.rounds, self.port = dict(probes), interval, rounds, port
+        self.seconds = seconds
+        self.tag = f"stretch-rtt-{uuid.uuid4().hex[:12]}"
         self.samples = {(a, b): [] for a in self.probes for b in self.probes if a != b}
         self._procs = []
         self.error = None
@@ -83,7 +101,7 @@ class RttProbe(threading.Thread):
                 targets = {dst: f"{addr}:{self.port}" for dst, (_, addr) in self.probes.items() if dst != src}
                 proc = subprocess.Popen(
                     ["podman", "exec", "-i", container, "python3", "-u", "-c", PROBE, str(self.interval),
-                     str(self.rounds), *targets.values()],
+                     str(self.rounds), str(self.seconds), self.tag, *targets.values()],
                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                 )  # fmt: skip
                 self._procs.append(proc)
@@ -96,6 +114,9 @@ class RttProbe(threading.Thread):
             self.error = exc
 
     def stop(self):
+        # The probes in the nodes outlive their `podman exec`: end them by their tag first.
+        for container, _ in self.probes.values():
+            subprocess.run(["podman", "exec", container, "pkill", "-f", self.tag], capture_output=True, timeout=60)
         for proc in self._procs:
             proc.terminate()
         self.join(timeout=30)
@@ -114,7 +135,7 @@ class RttProbe(threading.Thread):
         return out
 
 
-def measure(probes, rounds=20, interval=0.2, port=22):
+def measure(probes, rounds=20, interval=0.2, port=CLOSED_PORT):
     """One bounded measurement: {"dc1-dc2": summary}."""
     probe = RttProbe(probes, interval=interval, rounds=rounds, port=port)
     probe.start()

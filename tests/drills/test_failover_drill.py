@@ -32,7 +32,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from stretch import dcnet, traffic
 from stretch.bench import traffic as traffic_runs
 from stretch.cluster import REPO, playbook, quorum_leader_id, wait_until
-from stretch.drill import load_problems
+from stretch.drill import load_problems, wan_probe
 from stretch.loadtest.background import BackgroundLoad
 
 REPORTS = REPO / "reports"
@@ -251,7 +251,10 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
     first, second, tiebreaker = drill.first, drill.second, drill.tiebreaker
     f = drill.figures
     drill.prometheus = prometheus
+    rtt = wan_probe()
     load.start()
+    if rtt:
+        rtt.start()
     try:
         load.mark("steady")
         time.sleep(10)
@@ -301,6 +304,9 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
     finally:
         subprocess.run([str(REPO / "testbed/partition.sh"), "heal"], check=False, capture_output=True)
         load.stop()
+        if rtt:
+            # Round trips between the DCs under the drill's load (a lost DC's pairs go unanswered while it is down).
+            f["wan_rtt_during_drill"] = rtt.stop()
 
     result = load.report()
     windows = {w["name"]: w for w in result.get("windows", [])}

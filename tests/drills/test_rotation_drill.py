@@ -40,7 +40,7 @@ REPORTS = REPO / "reports"
 
 @pytest.fixture
 def pki(cluster, tmp_path):
-    """kafka_pki_dir on this machine, and a copy of its CA and admin files as they were before the test."""
+    """kafka_tls_pki_dir on this machine, and a copy of its CA and admin files as they were before the test."""
     pki = Path(cluster.admin_config["ssl_cafile"]).parent
     if (pki / "rotation").exists():
         pytest.fail(f"a CA rotation is already under way ({pki / 'rotation'}); finish it first")

@@ -1,7 +1,7 @@
 """The smoke test against the running cluster: locality per DC, the control read, and bad input.
 
-Runs the smoke job that playbooks/smoke-test.yml runs (`python -m smoke` from the role's
-files), as the installed `stretch.smoke`.
+Runs the smoke job that playbooks/smoke-test.yml runs (`python -m smoke` from the role's files),
+as the installed `stretch.smoke`.
 """
 
 import json

@@ -52,16 +52,18 @@ def test_every_dc_pair_has_the_inventorys_round_trip_within_a_millisecond(wan):
 
 def test_a_client_placed_in_a_dc_pays_the_delay_to_the_other_dc_and_none_within_its_own(cluster, wan):
     first, second = cluster.dcs
+    port = rtt.CLOSED_PORT
     own = next(n for n in cluster.brokers if n.dc == first)
     far = next(n for n in cluster.brokers if n.dc == second)
     with dcnet.DcClient(first) as client:
         out = subprocess.run(
-            client.wrap([sys.executable, "-c", rtt.PROBE, "0.1", "10", f"{own.address}:22", f"{far.address}:22"]),
+            client.wrap([sys.executable, "-c", rtt.PROBE, "0.1", "10", "60", "test",
+                         *(f"{n.address}:{port}" for n in (own, far))]),
             capture_output=True, text=True, check=True, timeout=60,
         ).stdout  # fmt: skip
     rounds = [json.loads(line) for line in out.splitlines()]
-    near = rtt.summary([r[f"{own.address}:22"] for r in rounds])
-    away = rtt.summary([r[f"{far.address}:22"] for r in rounds])
+    near = rtt.summary([r[f"{own.address}:{port}"] for r in rounds])
+    away = rtt.summary([r[f"{far.address}:{port}"] for r in rounds])
     assert near["p50_ms"] < TOLERANCE_MS, near
     assert abs(away["p50_ms"] - set_rtt(wan, f"{first}-{second}")) <= TOLERANCE_MS, away
 

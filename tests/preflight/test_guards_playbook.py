@@ -2,7 +2,7 @@
 
 Every host points at a closed port, so a task that reached one would show it
 as UNREACHABLE; the admin runner (the Ansible controller) finds no broker at
-the one address it is given. A guard that cannot read the cluster must stop
+the closed addresses the nodes advertise (no_cluster). A guard that cannot read the cluster must stop
 the run there, before it acts on a guess. The release guard's broker runs on
 this machine through a local connection, its files in a temporary directory
 and no Kafka tool installed, so its read of the cluster fails.
@@ -21,11 +21,28 @@ from stretch.playbook import run as run_playbook
 
 HERE = Path(__file__).resolve().parent
 NO_CLUSTER = {
-    # One closed address, and a short bootstrap, so each read fails in about a second.
-    "kafka_admin_bootstrap_servers": "127.0.0.1:1",
-    "kafka_admin_connection": {"bootstrap_timeout_ms": 1000},
+    # The admin listener on port 1, where no_cluster() advertises every node
+    # at a loopback address of its own: the admin modules' connection the
+    # cluster model derives (kafka_cluster.admin) has only closed addresses.
+    # And a short bootstrap, so each read fails in about a second.
+    "kafka_listeners": {
+        "CONTROLLER": {"port": 9093, "protocol": "SSL"},
+        "REPLICATION": {"port": 1, "protocol": "SSL"},
+        "CLIENT": {"port": 9092, "protocol": "SASL_SSL"},
+    },
+    "kafka_adminclient_config": {"bootstrap_timeout_ms": 1000},
     "kafka_ops_gate_timeout": 1,
 }
+
+
+def no_cluster(inv):
+    """The inventory with every node advertised at a loopback address of its own; {host: address}."""
+    hosts = [h for g in ("kafka_controllers", "kafka_brokers") for h in groups(inv)[g]["hosts"]]
+    addresses = {host: f"127.0.1.{i + 1}" for i, host in enumerate(hosts)}
+    for group in ("kafka_controllers", "kafka_brokers"):
+        for host, hostvars in groups(inv)[group]["hosts"].items():
+            hostvars["kafka_advertised_host"] = addresses[host]
+    return addresses
 
 
 def unreachable(result):
@@ -48,9 +65,9 @@ def run(playbook, inventory, tmp_path, *args, **extra):
 
 
 def test_a_broker_is_not_unregistered_when_its_registration_cannot_be_read(tmp_path):
-    rc, out, result = run(
-        "broker_unregister.yml", base_inventory(), tmp_path, kafka_ops_retire_broker="dc2-broker1", **NO_CLUSTER
-    )
+    inv = base_inventory()
+    no_cluster(inv)
+    rc, out, result = run("broker_unregister.yml", inv, tmp_path, kafka_ops_retire_broker="dc2-broker1", **NO_CLUSTER)
     assert rc != 0, out
     assert "gate broker_stopped for node 201 still blocked" in out, out
     assert "cannot read the registered brokers" in out, out

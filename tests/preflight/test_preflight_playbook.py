@@ -200,7 +200,7 @@ def scram_clients_but_no_user(inv):
     inv["all"]["vars"]["kafka_users"] = []
 
 
-def a_smoke_user_that_is_not_declared(inv):
+def a_canary_user_that_is_not_declared(inv):
     inv["all"]["vars"]["kafka_users"] = [{"name": "etl", "password": "etl-password"}]
 
 
@@ -253,6 +253,17 @@ def unclean_election_overridden(inv):
     inv["all"]["vars"]["kafka_node_properties"] = {"unclean.leader.election.enable": True}
 
 
+def a_wan_link_to_an_unknown_dc(inv):
+    inv["all"]["vars"]["testbed_wan"] = [{"between": ["dc1", "dc9"], "delay_ms": 15}]
+
+
+def a_negative_wan_delay(inv):
+    inv["all"]["vars"]["testbed_wan"] = [
+        {"between": ["dc1", "dc2"], "delay_ms": 15},
+        {"from": "dc1", "to": "dc3", "delay_ms": -5},
+    ]
+
+
 BAD = [
     (controllers_in_two_dcs, "controllers span 2 DC(s) (dc1, dc2)"),
     (one_dc_holds_the_majority, "DC dc1 holds 3 of 5 controller voters"),
@@ -288,12 +299,14 @@ BAD = [
     ),
     (scram_between_controllers, "kafka_listeners.CONTROLLER must be SSL (mutual TLS), not SASL_SSL"),
     (scram_clients_but_no_user, "kafka_listeners.CLIENT uses SASL but kafka_users declares no user"),
-    (a_smoke_user_that_is_not_declared, "kafka_smoke_user 'kafka-smoke' is not declared in kafka_users"),
+    (a_canary_user_that_is_not_declared, "kafka_canary_user 'kafka-smoke' is not declared in kafka_users"),
     (a_short_password, "kafka_users: user 'kafka-smoke': the password must be a string of at least 8 characters"),
     (an_acl_on_an_unknown_resource, "kafka_acls: ACL #0 (User:etl): resource type 'table' is not one of"),
     (provided_certificates_without_files, "dc1-broker0: kafka_node_tls_key_src='' is not a file"),
     (a_spark_download_without_checksum, "dc1-spark: spark_archive_checksum must be sha256:<hex> or sha512:<hex>"),
     (a_spark_worker_with_a_bad_master_url, "dc1-spark: spark_master_url http://m1:8080 is not spark://host:port"),
+    (a_wan_link_to_an_unknown_dc, "testbed_wan[0]: 'dc9' is not a DC of the inventory (its DCs: dc1, dc2, dc3)"),
+    (a_negative_wan_delay, "testbed_wan[1]: delay_ms -5 is negative"),
 ]
 
 
@@ -417,7 +430,7 @@ def provided_inventory(tmp_path, **kwargs):
         for host, hostvars in groups(inv)[group]["hosts"].items():
             hostvars.update(files[host])
     inv["all"]["vars"].update(
-        kafka_tls_certificates="provided", kafka_tls_ca_src=str(pki / "ca.crt"), kafka_pki_dir=str(pki),
+        kafka_tls_certificates="provided", kafka_tls_ca_src=str(pki / "ca.crt"), kafka_tls_pki_dir=str(pki),
     )  # fmt: skip
     return inv
 

@@ -11,7 +11,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def defaults(role):
-    return yaml.safe_load((REPO / "roles" / role / "defaults" / "main.yml").read_text()) or {}
+    path = REPO / "roles" / role / "defaults" / "main.yml"
+    return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
 
 
 @pytest.mark.parametrize("role", docs_variables.ROLES)
@@ -91,3 +92,74 @@ def test_every_role_a_playbook_or_role_includes_exists():
     named = {(str(f.relative_to(REPO)), r) for f in files for r in role_references(yaml.safe_load(f.read_text()))}
     assert named, "no role reference found: the walk is broken"
     assert [(f, r) for f, r in sorted(named) if r not in roles] == []
+
+
+def owner(name):
+    """The role a variable's name says it belongs to: the role with the longest prefix of it."""
+    return max((role for role in docs_variables.ROLES if name.startswith(f"{role}_")), key=len, default=None)
+
+
+def defined_names(node, role):
+    """(variable, the role that may define it) for every variable a task list defines or passes on.
+
+    set_fact, register and loop_var define the role's own variables; the vars
+    of a task that includes another role's entry point are that role's arguments.
+    """
+    if isinstance(node, list):
+        for item in node:
+            yield from defined_names(item, role)
+        return
+    if not isinstance(node, dict):
+        return
+    included = next(
+        (node[k]["name"] for k in ("ansible.builtin.include_role", "ansible.builtin.import_role") if k in node), None
+    )
+    for name in node.get("vars") or {}:
+        yield name, included or role
+    for name in node.get("ansible.builtin.set_fact") or {}:
+        yield name, role
+    if "register" in node:
+        yield node["register"], role
+    if (node.get("loop_control") or {}).get("loop_var"):
+        yield node["loop_control"]["loop_var"], role
+    for key in ("block", "rescue", "always"):
+        yield from defined_names(node.get(key) or [], role)
+
+
+@pytest.mark.parametrize("role", docs_variables.ROLES)
+def test_every_variable_a_role_defines_is_named_for_that_role_and_no_other(role):
+    """A role owns its names: kafka_ is the kafka role's prefix, kafka_node_ the kafka_node role's, and so on."""
+    root = REPO / "roles" / role
+    found = [(name, role) for name in defaults(role)]
+    found += [(name, role) for name in docs_variables.options(role)]
+    if (root / "vars" / "main.yml").exists():
+        found += [(name, role) for name in yaml.safe_load((root / "vars" / "main.yml").read_text())]
+    for path in sorted((root / "tasks").glob("*.yml")):
+        found += list(defined_names(yaml.safe_load(path.read_text()), role))
+    assert found, f"{role}: no variable found: the walk is broken"
+    wrong = sorted({(name, want) for name, want in found if not name.startswith("ansible_") and owner(name) != want})
+    assert wrong == [], f"{role}: variables named for another role than the one that defines them: {wrong}"
+
+
+def role_calls(node):
+    """(role, entry point) of every include_role and import_role in an Ansible YAML document."""
+    if isinstance(node, dict):
+        for key in ("ansible.builtin.include_role", "ansible.builtin.import_role"):
+            if isinstance(node.get(key), dict):
+                yield node[key]["name"], Path(node[key].get("tasks_from") or "main").stem
+        for value in node.values():
+            yield from role_calls(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from role_calls(item)
+
+
+def test_roles_call_each_other_only_through_entry_points_with_argument_specs():
+    """Another role's task file is reached through an entry point its argument specs declare, never as a part."""
+    calls = []
+    for path in [*(REPO / "playbooks").glob("*.yml"), *(REPO / "roles").glob("*/tasks/*.yml")]:
+        caller = path.parts[-3] if path.parts[-2] == "tasks" else None
+        found = role_calls(yaml.safe_load(path.read_text()))
+        calls += [(str(path.relative_to(REPO)), role, entry) for role, entry in found if role != caller]
+    assert calls, "no call between roles found: the walk is broken"
+    assert [(f, r, e) for f, r, e in calls if e not in docs_variables.specs(r)] == []

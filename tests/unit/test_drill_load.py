@@ -5,7 +5,8 @@ import pytest
 from stretch.drill import Load, load_problems
 
 CLEAN = {"sent": 100, "acknowledged": 100, "lost": 0, "reordered": 0, "produce_errors": 0, "unconfirmed": 0,
-         "produce_error_kinds": [], "dcs": {}, "latency_p99_ms": 10.0, "longest_stall_seconds": 0.1}  # fmt: skip
+         "produce_error_kinds": [], "dcs": {}, "latency_p99_ms": 10.0, "warmup_seconds": 5.0,
+         "warmup_latency_p99_ms": 40.0, "longest_stall_seconds": 0.1}  # fmt: skip
 
 
 class FinishedLoad:
@@ -24,7 +25,7 @@ class FinishedLoad:
 def leave(report):
     """Leave a drill's `with Load(...)` block without an error, over a load that reported report."""
     load = Load.__new__(Load)
-    load.label, load.figures, load.load = "a step", {"loads": {}}, FinishedLoad(report)
+    load.label, load.figures, load.load, load.rtt = "a step", {"loads": {}}, FinishedLoad(report), None
     load.__exit__(None, None, None)
     return load.figures["loads"]["a step"]
 

@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.stretch.kafka.plugins.module_utils.identity import (
     RECOVERY_DOC,
@@ -136,3 +137,12 @@ def test_a_new_quorum_needs_every_broker_to_have_reported():
     controllers_only = [n for n in nodes() if n["host"].startswith("c")]
     with pytest.raises(IdentityError, match=r"broker\(s\) b1, b2 did not report"):
         storage_plan(controllers_only, all_controllers=["c1", "c2", "c3"], all_brokers=["b1", "b2"])
+
+
+def test_the_role_gives_the_storage_plan_every_broker_of_the_inventory():
+    # Without them, a run limited to the controllers would see no formatted
+    # broker and start a new quorum under the brokers' cluster id.
+    tasks = yaml.safe_load((ROOT / "roles/kafka_node/tasks/storage.yml").read_text())
+    [plan] = [t["stretch.kafka.storage_plan"] for t in tasks if "stretch.kafka.storage_plan" in t]
+    assert plan.get("brokers") == "{{ kafka_cluster.brokers | map(attribute='host') }}", plan
+    assert plan.get("controllers") == "{{ kafka_cluster.controllers | map(attribute='host') }}", plan

@@ -75,7 +75,7 @@ def test_a_record_written_twice_is_a_duplicate_not_a_reordering():
 
 def test_the_longest_stall_and_the_errors_are_reported():
     a = acks(10, step=0.1) + [(0, 99, 99, 1.0, 5.0)]
-    report = verify.judge(a, [(7, "_MSG_TIMED_OUT")], {"dc1": reads_of(a)}, 0.0, 5.5, sent=len(a) + 1)
+    report = verify.judge(a, [(7, "_MSG_TIMED_OUT")], {"dc1": reads_of(a)}, 0.0, 5.5, sent=len(a) + 1, warmup=0)
     assert report["longest_stall_seconds"] == 4.08
     assert report["latency_max_ms"] == 4000.0
     assert report["produce_errors"] == 1
@@ -217,3 +217,16 @@ def test_every_write_is_one_outcome_and_more_outcomes_than_writes_fail_the_run()
     assert over["unconfirmed"] == 0
     assert over["accounting_error"] == "10 outcomes for 9 writes"
     assert not over["ok"]
+
+
+def test_the_producers_warm_up_is_kept_apart_from_its_latency():
+    # The first record waits 900 ms for metadata and the producer id; the rest take 20 ms.
+    a = acks(100)
+    partition, offset, seq, sent, _ = a[0]
+    a[0] = (partition, offset, seq, sent, sent + 0.9)
+    report = verify.judge(a, [], {"dc1": reads_of(a)}, 0.0, 10.0, sent=len(a))
+    assert report["latency_max_ms"] == 20.0
+    assert report["warmup_latency_p99_ms"] == 900.0
+    assert report["first_ack_seconds"] == 0.12  # the second record, sent at 0.1 s, was acknowledged first
+    everything = verify.judge(a, [], {"dc1": reads_of(a)}, 0.0, 10.0, sent=len(a), warmup=0)
+    assert everything["latency_max_ms"] == 900.0

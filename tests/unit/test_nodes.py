@@ -6,6 +6,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.nodes import (
     NodeError,
     bootstrap,
     by_dc,
+    listener_record,
     node_records,
     scrape_targets,
     tls_targets,
@@ -37,7 +38,15 @@ def test_every_node_of_the_two_groups_gets_one_record_controllers_first():
         "dc": "fra1",
         "roles": ["controller"],
         "advertised_host": "10.0.1.10",
-        "listeners": {"CONTROLLER": "10.0.1.10:9093"},
+        "listeners": {
+            "CONTROLLER": {
+                "name": "CONTROLLER",
+                "host": "10.0.1.10",
+                "port": 9093,
+                "protocol": "SSL",
+                "endpoint": "10.0.1.10:9093",
+            }
+        },
         "principal": "c1",
     }
 
@@ -45,7 +54,10 @@ def test_every_node_of_the_two_groups_gets_one_record_controllers_first():
 def test_the_advertised_address_defaults_to_the_inventory_name_and_a_broker_binds_the_other_listeners():
     b1 = next(r for r in records() if r["host"] == "b1")
     assert b1["advertised_host"] == "b1"
-    assert b1["listeners"] == {"REPLICATION": "b1:9091", "CLIENT": "b1:9092"}
+    assert {name: listener["endpoint"] for name, listener in b1["listeners"].items()} == {
+        "REPLICATION": "b1:9091",
+        "CLIENT": "b1:9092",
+    }
     assert b1["node_id"] == "101", "the id is passed as written: preflight judges it"
 
 
@@ -88,14 +100,17 @@ def test_tls_targets_probe_each_node_once_on_a_tls_listener_without_client_certi
         "CLIENT": {"port": 9092, "protocol": "SASL_SSL"},
         "LOCAL": {"port": 9094, "protocol": "PLAINTEXT"},
     }
+
+    def bound(address, *names):
+        return {name: listener_record(name, address, listeners[name]) for name in names}
+
     records = [
-        {"host": "c1", "dc": "dc3", "roles": ["controller"], "listeners": {"CONTROLLER": "10.0.0.1:9093"}},
-        {"host": "b1", "dc": "dc1", "roles": ["broker"],
-         "listeners": {"REPLICATION": "b1:9091", "CLIENT": "b1:9092", "LOCAL": "b1:9094"}},
-        {"host": "p1", "dc": "dc2", "roles": ["broker"], "listeners": {"LOCAL": "p1:9094"}},
-        {"host": "r1", "dc": "dc2", "roles": ["broker"], "listeners": {"REPLICATION": "r1:9091", "LOCAL": "r1:9094"}},
-    ]  # fmt: skip
-    assert tls_targets(records, listeners) == [
+        {"host": "c1", "dc": "dc3", "roles": ["controller"], "listeners": bound("10.0.0.1", "CONTROLLER")},
+        {"host": "b1", "dc": "dc1", "roles": ["broker"], "listeners": bound("b1", "REPLICATION", "CLIENT", "LOCAL")},
+        {"host": "p1", "dc": "dc2", "roles": ["broker"], "listeners": bound("p1", "LOCAL")},
+        {"host": "r1", "dc": "dc2", "roles": ["broker"], "listeners": bound("r1", "REPLICATION", "LOCAL")},
+    ]
+    assert tls_targets(records) == [
         {"targets": ["10.0.0.1:9093"],
          "labels": {"node": "c1", "dc": "dc3", "role": "controller", "kafka_listener": "CONTROLLER"}},
         {"targets": ["b1:9092"], "labels": {"node": "b1", "dc": "dc1", "role": "broker", "kafka_listener": "CLIENT"}},

@@ -151,3 +151,24 @@ def test_inter_broker_listener_must_be_a_broker_listener():
 def test_bootstrap_lists():
     assert bootstrap(CONTROLLERS[:2], "CONTROLLER") == "c1.dc1:9093,c2.dc2:9093"
     assert bootstrap(records(), "CLIENT") == "b1.dc1:9092", "controllers do not bind the client listener"
+
+
+def test_every_node_gets_the_wan_defaults_of_its_roles():
+    broker = server_properties(node("broker"), cluster())
+    controller = server_properties(node("controller", host="c3"), cluster())
+    for props in (broker, controller):
+        assert props["socket.send.buffer.bytes"] == "-1"
+        assert props["socket.receive.buffer.bytes"] == "-1"
+    assert broker["replica.socket.receive.buffer.bytes"] == "-1"
+    assert broker["replica.fetch.wait.max.ms"] == "100"
+    assert broker["broker.heartbeat.interval.ms"] == "1000"
+    assert "broker.session.timeout.ms" not in broker
+    assert controller["broker.session.timeout.ms"] == "6000"
+    assert "replica.fetch.wait.max.ms" not in controller
+
+
+def test_the_operator_overrides_a_wan_default():
+    c = cluster(broker_properties={"replica.fetch.wait.max.ms": 500}, properties={"socket.send.buffer.bytes": 1048576})
+    props = server_properties(node("broker"), c)
+    assert props["replica.fetch.wait.max.ms"] == "500"
+    assert props["socket.send.buffer.bytes"] == "1048576"

@@ -2,6 +2,7 @@
 
 import pytest
 
+from ansible_collections.stretch.kafka.plugins.module_utils.nodes import listener_record
 from ansible_collections.stretch.kafka.plugins.module_utils.topology import summary, validate
 
 GOOD_PROPS = {
@@ -218,7 +219,7 @@ LISTENERS = {"CONTROLLER": {"port": 9093, "protocol": "SSL"}, "CLIENT": {"port":
 def with_endpoints(nodes):
     for n in nodes:
         port = 9093 if "controller" in n["roles"] else 9092
-        n["listeners"] = {"X": f"{n['host']}.example:{port}"}
+        n["listeners"] = {"X": listener_record("X", f"{n['host']}.example", {"port": port, "protocol": "SSL"})}
     return nodes
 
 
@@ -270,7 +271,7 @@ def test_two_nodes_advertising_one_address_and_port_are_refused():
 
 def test_an_unroutable_advertised_address_is_refused():
     nodes = with_endpoints(cluster())
-    nodes[-1]["listeners"] = {"CLIENT": "0.0.0.0:9092"}
+    nodes[-1]["listeners"] = {"CLIENT": listener_record("CLIENT", "0.0.0.0", {"port": 9092, "protocol": "SASL_SSL"})}
     assert any("listener CLIENT would advertise 0.0.0.0:9092" in e for e in validate(nodes))
 
 

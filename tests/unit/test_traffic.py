@@ -3,6 +3,7 @@
 import pytest
 
 from stretch.traffic import (
+    Accumulated,
     broker_counters,
     cross_dc,
     disagreement,
@@ -12,6 +13,7 @@ from stretch.traffic import (
     read_share,
     samples,
     served,
+    start_time,
     totals,
     wire_payload,
     written_by_leader,
@@ -179,3 +181,37 @@ def test_the_models_input_is_the_producers_own_count_not_the_brokers():
     }
     assert written_by_leader(answer) == {101: 500, 201: 300, 202: 200}
     assert model_ratio(written_by_leader(answer), RACKS, "dc1") == 2.5
+
+
+def test_counters_summed_across_a_restart_count_what_came_after_it_in_full():
+    acc = Accumulated()
+    acc.add({101: {"in": {"t": 100.0}, "out": {}, "fetched": {201: 50.0}}})
+    acc.add({101: {"in": {"t": 300.0}, "out": {}, "fetched": {201: 80.0}}})
+    acc.add({101: {"in": {"t": 40.0}, "out": {}, "fetched": {201: 5.0}}})  # restarted: counting from zero again
+    acc.add({101: {"in": {"t": 90.0}, "out": {}, "fetched": {201: 25.0}}})
+    assert acc.total() == {101: {"in": {"t": 290.0}, "out": {}, "fetched": {201: 55.0}}}
+    assert acc.restarts == 2  # both of the broker's counters went back once
+    assert produced({}, acc.total(), {101: "dc1"}, "t") == {101: 290.0}
+
+
+def test_a_restart_seen_by_the_start_time_counts_every_counter_from_zero_even_one_that_was_absent():
+    acc = Accumulated()
+    acc.add({202: {"in": {}, "out": {}, "fetched": {101: 700.0}}}, {202: 1000.0})
+    acc.add({202: {"in": {}, "out": {}, "fetched": {101: 900.0}}}, {202: 1000.0})
+    acc.add({202: {"in": {}, "out": {}, "fetched": {}}}, {202: 2000.0})  # restarted, not fetching yet
+    acc.add({202: {"in": {}, "out": {}, "fetched": {101: 50.0}}}, {202: 2000.0})
+    acc.add({202: {"in": {}, "out": {}, "fetched": {101: 1200.0}}}, {202: 3000.0})  # again, and past the old value
+    assert acc.total()[202]["fetched"] == {101: 200.0 + 50.0 + 1200.0}
+    assert acc.restarts == 2
+
+
+def test_a_counter_that_appears_later_counts_from_zero():
+    acc = Accumulated()
+    acc.add({101: {"in": {}, "out": {}, "fetched": {}}}, {101: 1.0})
+    acc.add({101: {"in": {"t": 30.0}, "out": {}, "fetched": {}}}, {101: 1.0})  # began to lead a partition of t
+    assert acc.total()[101]["in"] == {"t": 30.0}
+
+
+def test_the_exporters_start_time():
+    assert start_time("# HELP x\nprocess_start_time_seconds 1.795581263919E9\n") == 1795581263.919
+    assert start_time("kafka_server_isr_shrinks_total 2.0\n") is None

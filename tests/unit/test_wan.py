@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stretch.wan import control, inventory
+from stretch.wan.delayer import Lateness, late_share
 from stretch.wan.links import MAX_BACKLOG_S, QUEUE_BASE, Link, Schedule, WanError, iptables_rules, links, with_rtt
 
 DCS = ["dc1", "dc2", "dc3"]
@@ -162,3 +163,15 @@ def test_the_request_takes_each_dcs_subnet_brokers_and_first_node_from_the_inven
     assert found["broker_dcs"] == ["dc1", "dc2"]
     assert found["probes"]["dc1"] == ["dc1-controller0", "10.0.1.10"]
     assert found["wan"] == SEEDS
+
+
+def test_the_delayer_counts_how_late_each_packet_left():
+    late = Lateness()
+    for seconds in (0.00005, 0.0003, 0.0008, 0.0015, 0.004, 0.2):
+        late.add(seconds)
+    before = late.counts()
+    assert before == {"0.1": 1, "0.5": 1, "1": 1, "2": 1, "5": 1, "10": 0, "50": 0, "inf": 1}
+    late.add(0.003)
+    late.add(0.00001)
+    assert late_share(before, late.counts()) == {"released": 2, "late": 1, "share": 0.5}
+    assert late_share(None, before, over_ms=5) == {"released": 6, "late": 1, "share": 0.16667}

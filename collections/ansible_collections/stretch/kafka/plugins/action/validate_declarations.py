@@ -10,70 +10,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.stretch.kafka.plugins.module_utils import topology
 
-DOCUMENTATION = r"""
----
-module: validate_declarations
-short_description: Refuse declared topics, quotas, a throttle, users or ACLs the cluster could not hold
-description:
-  - Checks each declared topic (name, fields, replication factor against the broker DCs),
-    each declared client quota (entity types, keys, values), the replication throttle,
-    each declared SCRAM user (name, password length, mechanism) and each declared ACL.
-    Fails with one line per problem, naming the topic, quota, user, ACL or variable;
-    a message never carries a password.
-options:
-  nodes:
-    description: The node records (the stretch.kafka.node_records filter).
-    type: list
-    elements: dict
-    required: true
-  topics:
-    description: The declared topics.
-    type: list
-    elements: dict
-    default: []
-  replication_factor:
-    description: Replication factor of a topic that does not declare one.
-    type: int
-    default: 4
-  quotas:
-    description: The declared client quotas.
-    type: list
-    elements: dict
-    default: []
-  replication_throttle:
-    description: C(state) and C(rate) of the replication throttle.
-    type: dict
-  users:
-    description: The declared SCRAM users (kafka_users).
-    type: list
-    elements: dict
-    default: []
-  sasl_mechanism:
-    description: The mechanism of a user that names none.
-    type: str
-    default: SCRAM-SHA-512
-  acls:
-    description: The declared ACLs, with the roles' own.
-    type: list
-    elements: dict
-    default: []
-"""
-
-EXAMPLES = r"""
-- name: Validate the declared topics and quotas
-  stretch.kafka.validate_declarations:
-    nodes: "{{ kafka_nodes }}"
-    topics: "{{ kafka_topics }}"
-    quotas: "{{ kafka_quotas }}"
-  run_once: true
-"""
-
-RETURN = r"""
-errors:
-  description: One message per problem.
-  type: list
-  returned: failure
-"""
+# Its options and return values are documented in plugins/modules/validate_declarations.py.
 
 
 class ActionModule(ActionBase):

@@ -13,49 +13,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.stretch.kafka.plugins.module_utils import security, topology
 
-DOCUMENTATION = r"""
----
-module: validate_topology
-short_description: Refuse an inventory that cannot form a 2.5-DC stretch cluster
-description:
-  - Checks controller DC spread and majority, broker DCs, DC names that differ only in
-    case, hosts in two DC groups, node ids, listeners and advertised addresses (what Kafka
-    refuses at start, and collisions), overrides of the settings the roles derive,
-    replication factors against the broker DCs, min.insync.replicas, data paths and the
-    install source. Fails with one line per problem, each naming the host or variable.
-  - The topology (node ids, DCs, roles) comes from the node records of every
-    host of the two groups, even those left out by C(--limit). Configuration and
-    install settings are checked for the hosts in the play, from their
-    C(kafka_node_preflight_properties) and C(kafka_node_preflight_install) facts.
-options:
-  nodes:
-    description: The node records of every host of the two groups (the stretch.kafka.node_records filter).
-    type: list
-    elements: dict
-    required: true
-  listeners:
-    description: kafka_listeners, judged as Kafka would judge them at start.
-    type: dict
-  security:
-    description:
-      - The security settings to judge together (module_utils/security.py check()); each host's provided
-        certificate files come from its C(kafka_node_preflight_tls) fact.
-    type: dict
-"""
-
-EXAMPLES = r"""
-- name: Validate the inventory
-  stretch.kafka.validate_topology:
-    nodes: "{{ kafka_nodes }}"
-  run_once: true
-"""
-
-RETURN = r"""
-topology:
-  description: A one-line description of the validated topology.
-  type: str
-  returned: success
-"""
+# Its options and return values are documented in plugins/modules/validate_topology.py.
 
 
 class ActionModule(ActionBase):

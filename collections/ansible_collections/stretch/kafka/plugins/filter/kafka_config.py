@@ -1,4 +1,4 @@
-"""Filters: the node records (the one road from the inventory), and the configuration composed from them."""
+"""Filters: the cluster model (compiled once from the inventory), and the configuration composed from it."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils import (
     certificates,
     features,
     identity,
+    model,
     nodes,
     properties,
     releases,
@@ -29,9 +30,9 @@ def _guard(func):
     return wrapper
 
 
-def node_records(groups, hostvars, controllers_group, brokers_group, listeners, controller_listener):
-    """Every node of the two groups as a record: host, node_id, dc, roles, advertised_host, listeners."""
-    return nodes.node_records(groups, hostvars, controllers_group, brokers_group, listeners, controller_listener)
+def cluster(groups, hostvars, settings):
+    """The cluster model (module_utils/model.py) of the inventory's groups and host variables, and the settings."""
+    return model.cluster(groups, hostvars, settings)
 
 
 def retire_refusals(declared, brokers, node_id, default_replication_factor):
@@ -90,7 +91,7 @@ def smoke_cluster_args(clusters, networks):
 class FilterModule:
     def filters(self):
         return {
-            "node_records": _guard(node_records),
+            "cluster": _guard(cluster),
             "retire_refusals": _guard(retire_refusals),
             "meta_properties": _guard(identity.parse_meta_properties),
             "features_plan": _guard(features_plan),
@@ -98,14 +99,10 @@ class FilterModule:
             "release_checksum": _guard(releases.release_checksum),
             "smoke_cluster_args": _guard(smoke_cluster_args),
             "failover_moment": _guard(failover_moment),
-            "with_role": _guard(nodes.with_role),
-            "bootstrap": _guard(nodes.bootstrap),
             "scrape_targets": _guard(nodes.scrape_targets),
             "tls_targets": _guard(nodes.tls_targets),
-            "server_properties": _guard(properties.server_properties),
-            "uses_tls": _guard(security.uses_tls),
-            "clear_listeners": _guard(security.clear_listeners),
-            "super_users": _guard(security.super_users),
+            "server_properties": _guard(properties.node_server_properties),
+            "tool_properties": _guard(properties.tool_properties),
             "kafka_python_client": _guard(security.kafka_python),
             "librdkafka_client": _guard(security.librdkafka),
             "certificate_problems": _guard(certificates.problems),

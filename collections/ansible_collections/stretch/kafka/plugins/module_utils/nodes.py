@@ -11,7 +11,11 @@ default each:
      "roles":           ["broker"] and/or ["controller"], from the two groups,
      "advertised_host": kafka_advertised_host, default the inventory name,
      "principal":       kafka_tls_principal, default the inventory name: its certificate's CN,
-     "listeners":       {listener name: "advertised_host:port"} of the listeners the node binds}
+     "listeners":       {listener name: listener} of the listeners the node binds}
+
+    listener: {"name", "host" (the advertised host), "port", "protocol",
+               "endpoint": "host:port", as Kafka takes it (advertised.listeners,
+               bootstrap lists); read, never split}
 
 The DC is the one name for where a node runs. Brokers publish it as
 broker.rack, and clients in that DC set client.rack to it; inside this
@@ -42,16 +46,27 @@ def bound_listeners(listeners, controller_listener, roles):
     return names
 
 
-def listener_port(host, listeners, name):
-    """The port of listener name, which host binds; NodeError naming both when it has none."""
-    spec = listeners[name]
+def listener_port(node, name, spec):
+    """The port of listener name, which node binds; NodeError naming both when it has none."""
     port = spec.get("port") if isinstance(spec, dict) else None
     if port is None or port == "":
         raise NodeError(
-            f"{host}: listener {name} has no port: set kafka_listeners.{name}.port (and its protocol), "
+            f"{node}: listener {name} has no port: set kafka_listeners.{name}.port (and its protocol), "
             "e.g. {port: 9092, protocol: SASL_SSL}"
         )
     return port
+
+
+def listener_record(name, host, spec, node=None):
+    """The record of one listener a node binds, reached at host; node (default host) names it in an error."""
+    port = listener_port(node or host, name, spec)
+    return {
+        "name": name,
+        "host": host,
+        "port": port,
+        "protocol": spec.get("protocol"),
+        "endpoint": f"{host}:{port}",
+    }
 
 
 def node_records(groups, hostvars, controllers_group, brokers_group, listeners, controller_listener):
@@ -76,7 +91,7 @@ def node_records(groups, hostvars, controllers_group, brokers_group, listeners, 
                 "advertised_host": str(advertised),
                 "principal": str(hv.get("kafka_tls_principal") or host),
                 "listeners": {
-                    name: f"{advertised}:{listener_port(host, listeners, name)}"
+                    name: listener_record(name, str(advertised), listeners[name], node=host)
                     for name in bound_listeners(listeners, controller_listener, roles)
                 },
             }
@@ -90,7 +105,7 @@ def with_role(records, role):
 
 def bootstrap(records, listener):
     """host:port of every record that binds the listener, comma-separated: a bootstrap list."""
-    return ",".join(r["listeners"][listener] for r in records if listener in r["listeners"])
+    return ",".join(r["listeners"][listener]["endpoint"] for r in records if listener in r["listeners"])
 
 
 def dcs_of(records):
@@ -127,20 +142,19 @@ def scrape_targets(records, port):
 TLS_PROBE_ORDER = ("SASL_SSL", "SSL")
 
 
-def tls_targets(records, listeners):
+def tls_targets(records):
     """Prometheus file_sd target groups for a TLS probe (blackbox exporter) of each node's certificate.
 
     One target per node: the address of one of its TLS listeners (every
     listener of a node presents the same certificate), labelled node, dc,
     role and kafka_listener. A node without a TLS listener has no target.
-    listeners: kafka_listeners ({name: {port, protocol}}).
     """
     out = []
     for r in records:
-        bound = [name for name in r["listeners"] if listeners[name]["protocol"] in TLS_PROBE_ORDER]
+        bound = [lst for lst in r["listeners"].values() if lst["protocol"] in TLS_PROBE_ORDER]
         if not bound:
             continue
-        name = min(bound, key=lambda n: (TLS_PROBE_ORDER.index(listeners[n]["protocol"]), n))
-        labels = {"node": r["host"], "dc": r["dc"], "role": "+".join(sorted(r["roles"])), "kafka_listener": name}
-        out.append({"targets": [r["listeners"][name]], "labels": labels})
+        chosen = min(bound, key=lambda lst: (TLS_PROBE_ORDER.index(lst["protocol"]), lst["name"]))
+        labels = {"node": r["host"], "dc": r["dc"], "role": "+".join(sorted(r["roles"]))}
+        out.append({"targets": [chosen["endpoint"]], "labels": dict(labels, kafka_listener=chosen["name"])})
     return out

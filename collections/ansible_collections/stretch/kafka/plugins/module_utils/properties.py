@@ -1,4 +1,4 @@
-"""Composes a node's server.properties from the inventory.
+"""Composes a node's server.properties from the cluster model and the node role's settings.
 
 The stretch-cluster settings are derived here, in one place, so the template
 only prints key=value lines and the validator sees exactly what a node runs.
@@ -8,9 +8,39 @@ kafka_node_broker_properties or kafka_node_controller_properties by process role
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.stretch.kafka.plugins.module_utils import nodes, security
 
 RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+
+# Defaults for a link of up to about 100 ms round trip between the DCs, each
+# measured before and after by `make bench-wan` (docs/wan.md#the-roles-defaults-for-a-wan);
+# the operator's overrides still win. By process role.
+WAN_DEFAULTS = {
+    "all": {
+        # Let the kernel size each socket's buffers to its bandwidth x RTT
+        # (autotuning): Kafka's fixed 100 KiB caps a connection at 1 MB/s per
+        # 100 ms of round trip.
+        "socket.send.buffer.bytes": -1,
+        "socket.receive.buffer.bytes": -1,
+    },
+    "broker": {
+        # Kafka's fixed 64 KiB caps a far follower at about 1.3 MB/s per leader at 100 ms.
+        "replica.socket.receive.buffer.bytes": -1,
+        # A far follower learns the high watermark only in its next fetch's
+        # answer, which waits for the leader's next append at most this long:
+        # the delay of a follower read from a quiet leader.
+        "replica.fetch.wait.max.ms": 100,
+        # Heartbeats every second, so a lost DC's brokers are fenced (and
+        # their partitions led and writable elsewhere) after the session
+        # timeout below, not 9 s.
+        "broker.heartbeat.interval.ms": 1000,
+    },
+    "controller": {
+        "broker.session.timeout.ms": 6000,
+    },
+}
 
 
 def _render(value):
@@ -49,7 +79,7 @@ def server_properties(node, cluster):
         "controller.quorum.bootstrap.servers": nodes.bootstrap(cluster["controllers"], cluster["controller_listener"]),
         "listener.security.protocol.map": [f"{n}:{listeners[n]['protocol']}" for n in listeners],
         "listeners": [f"{n}://{listeners[n].get('bind_host', '0.0.0.0')}:{listeners[n]['port']}" for n in bound],
-        "advertised.listeners": [f"{n}://{node['listeners'][n]}" for n in bound],
+        "advertised.listeners": [f"{n}://{node['listeners'][n]['endpoint']}" for n in bound],
         # A DC loss must never elect a replica that missed acknowledged writes;
         # with ELR the controllers enforce both settings, so they carry them too.
         "unclean.leader.election.enable": False,
@@ -86,7 +116,42 @@ def server_properties(node, cluster):
         for key, value in (listeners[name].get("properties") or {}).items():
             props[f"listener.name.{name.lower()}.{key}"] = value
 
+    for role in ("all", *roles):
+        props.update(WAN_DEFAULTS.get(role, {}))
     props.update(cluster.get("properties") or {})
     for role in roles:
         props.update(cluster.get(f"{role}_properties") or {})
     return {key: _render(value) for key, value in props.items()}
+
+
+def node_server_properties(model, host, node):
+    """The server.properties of the node host, from the cluster model (module_utils/model.py).
+
+    node: the node role's settings: log_dirs, metadata_log_dir, tls ({keystore,
+    truststore} on the node), properties, broker_properties, controller_properties.
+    """
+    record = dict(model["node"][host], log_dirs=node["log_dirs"], metadata_log_dir=node["metadata_log_dir"])
+    cluster = {
+        "listeners": model["listeners"],
+        "controller_listener": model["listener"]["controller"]["name"],
+        "inter_broker_listener": model["listener"]["inter_broker"]["name"],
+        "controllers": model["controllers"],
+        "replication_factor": model["replication_factor"],
+        "min_insync_replicas": model["min_insync_replicas"],
+        "properties": node.get("properties"),
+        "broker_properties": node.get("broker_properties"),
+        "controller_properties": node.get("controller_properties"),
+        "tls": node["tls"] if model["tls"] else None,
+        "sasl_mechanism": model["sasl_mechanism"],
+        "authorizer": {"super_users": model["super_users"]} if model["tls"] else None,
+    }
+    return server_properties(record, cluster)
+
+
+# What a node's own tools take of its server.properties to connect as the node.
+TOOL_KEYS = re.compile(r"^ssl\.(keystore|truststore|endpoint)")
+
+
+def tool_properties(server, protocol):
+    """How the tools on a node connect as the node itself: the listener's protocol and the node's TLS files."""
+    return {"security.protocol": protocol, **{k: v for k, v in server.items() if TOOL_KEYS.match(k)}}

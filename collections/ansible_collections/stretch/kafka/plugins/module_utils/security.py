@@ -97,7 +97,11 @@ def server_properties(listeners, tls, sasl_mechanism, authorizer):
 
 
 def librdkafka(client):
-    """Settings for confluent-kafka (librdkafka): the smoke test, the load harness, the tests."""
+    """Settings for confluent-kafka (librdkafka): the smoke test, the load harness, the tests.
+
+    A client without a username gets the transport only (the cluster model's
+    clients per DC); each client adds its own credentials.
+    """
     out = {"security.protocol": client["protocol"]}
     if client["protocol"] in TLS_PROTOCOLS:
         out["ssl.ca.location"] = client["ca"]
@@ -107,13 +111,9 @@ def librdkafka(client):
             if client.get("key_password"):
                 out["ssl.key.password"] = client["key_password"]
     if client["protocol"] in SASL_PROTOCOLS:
-        out.update(
-            {
-                "sasl.mechanism": client["mechanism"],
-                "sasl.username": client["username"],
-                "sasl.password": client["password"],
-            }
-        )
+        out["sasl.mechanism"] = client["mechanism"]
+        if "username" in client:
+            out.update({"sasl.username": client["username"], "sasl.password": client["password"]})
     return out
 
 
@@ -146,7 +146,7 @@ def check(settings, nodes, provided=None, read_subject=None, file_exists=None, r
 
     settings: listeners and the names of the controller, inter-broker, admin
     and client listeners, plaintext_opt_in, certificates (generated or
-    provided), ca_src, users (names), smoke_user,
+    provided), ca_src, users (names), canary_user,
     pki_dir. nodes: the node records. provided: {host: {key_src, cert_src}}.
     read_subject(path): a provided certificate's CN; file_exists(path);
     read_pem_label(path): the label of a provided key's PEM block ("PRIVATE KEY", ...).
@@ -185,8 +185,8 @@ def check(settings, nodes, provided=None, read_subject=None, file_exists=None, r
                 f"kafka_listeners.{settings['client_listener']} uses SASL but kafka_users declares no user: "
                 "no client could log in"
             )
-        elif settings.get("smoke_user") and settings["smoke_user"] not in settings["users"]:
-            errors.append(f"kafka_smoke_user {settings['smoke_user']!r} is not declared in kafka_users")
+        elif settings.get("canary_user") and settings["canary_user"] not in settings["users"]:
+            errors.append(f"kafka_canary_user {settings['canary_user']!r} is not declared in kafka_users")
     if not uses_tls(listeners):
         return errors, warnings
     if settings.get("certificates") == "generated":

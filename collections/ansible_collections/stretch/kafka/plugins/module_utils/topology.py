@@ -371,9 +371,9 @@ def check_endpoints(nodes):
     errors = []
     owners = defaultdict(list)
     for node in nodes:
-        for name, endpoint in sorted(node.listeners.items()):
-            host = endpoint.rsplit(":", 1)[0]
-            if host in NON_ROUTABLE:
+        for name, listener in sorted(node.listeners.items()):
+            endpoint = listener["endpoint"]
+            if listener["host"] in NON_ROUTABLE:
                 errors.append(
                     f"{node.host}: listener {name} would advertise {endpoint}; set kafka_advertised_host to an "
                     "address other nodes and clients can reach"

@@ -71,7 +71,7 @@ EXAMPLES = r"""
     mode: plan
     action: replace
     controller: {host: dc3-controller, node_id: 3, dc: dc3, directory_id: pZ6P8dJ5TnWhm1yKXGQ9Ag}
-    nodes: "{{ kafka_controller_nodes }}"
+    nodes: "{{ kafka_cluster.controllers }}"
   delegate_to: localhost
 """
 

@@ -9,8 +9,8 @@ short_description: Keep Kafka's client quotas and the replication throttle as de
 description:
   - Compares the declared client quotas (users, client ids, their combinations and defaults)
     with the cluster's and changes what differs, in one batched request, with no JVM.
-  - Applies or removes the replication throttle used while a DC recovers: its rates as
-    cluster-wide defaults (which a broker that starts later applies too) and all replicas
+  - Applies or removes the replication throttle used while a DC recovers, that is its rates
+    as cluster-wide defaults (which a broker that starts later applies too) and all replicas
     of every topic; removing it also removes rates set on single brokers.
   - Changes are first sent with validate_only; supports check mode and diff mode.
 options:

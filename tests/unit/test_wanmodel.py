@@ -1,0 +1,105 @@
+"""The WAN benchmark's model (stretch/bench/wanmodel.py) on hand-worked cases, and the request metrics it reads."""
+
+import pytest
+
+from stretch import traffic
+from stretch.bench import wanmodel
+
+
+def test_the_leader_pays_one_round_trip_to_the_far_replicas_on_top_of_its_own_handling():
+    assert wanmodel.leader_produce_ms(30, 1.5) == 31.5
+    assert wanmodel.leader_produce_ms(0, 1.5) == 1.5
+
+
+def test_a_busy_connection_makes_a_record_wait_up_to_a_turn_of_its_partitions():
+    # 100 records/s on the partition: a record every 10 ms, always one waiting when the answer comes.
+    assert wanmodel.window_ms(31.5, 5, 1) == 31.5
+    assert wanmodel.producer_ms(31.5, 5, 1, 100) == {"p50": 31.5 / 2 + 31.5, "p99": 63.0}
+
+
+def test_partitions_sharing_a_connection_take_turns():
+    # librdkafka sends one partition per ProduceRequest and the broker serves one request per connection at a time.
+    assert wanmodel.window_ms(31.5, 5, 2) == 63.0
+    assert wanmodel.producer_ms(31.5, 5, 2, 100)["p99"] == 63.0 + 31.5
+
+
+def test_a_linger_longer_than_the_turn_is_the_window():
+    assert wanmodel.producer_ms(31.5, 40, 1, 100) == {"p50": 20 + 31.5, "p99": 40 + 31.5}
+
+
+def test_a_record_that_comes_alone_waits_exactly_the_linger():
+    # 2 records/s: 500 ms apart, each finds the connection idle and waits its linger before it leaves.
+    assert wanmodel.producer_ms(31.5, 40, 1, 2) == {"p50": 71.5, "p99": 71.5}
+
+
+def test_appends_come_every_turn_when_busy_and_every_record_when_quiet():
+    assert wanmodel.append_gap_ms(31.5, 5, 1, 100) == 31.5
+    assert wanmodel.append_gap_ms(31.5, 5, 2, 100) == 31.5  # two partitions take turns: an append per service
+    assert wanmodel.append_gap_ms(31.5, 5, 1, 2) == 500.0
+
+
+def test_a_far_follower_adds_one_way_and_the_wait_for_the_leaders_next_append():
+    e2e = wanmodel.end_to_end_ms(producer_p50=47.0, rtt_ms=30, append_gap=40.0, leader_ms=31.5)
+    assert e2e["leader_dc_leader"] == 47.0
+    assert e2e["far_dc_leader"] == 62.0
+    assert e2e["far_dc_follower"] == pytest.approx(62.0 + 8.5)
+
+
+def test_at_a_steady_rate_following_costs_only_the_one_way():
+    e2e = wanmodel.end_to_end_ms(producer_p50=47.0, rtt_ms=30, append_gap=31.5, leader_ms=31.5)
+    assert e2e["far_dc_follower"] == e2e["far_dc_leader"]
+
+
+def test_on_a_quiet_leader_the_follower_waits_at_most_its_fetch_wait():
+    e2e = wanmodel.end_to_end_ms(producer_p50=0, rtt_ms=30, append_gap=5000.0, leader_ms=31.5, fetch_wait_ms=500)
+    assert e2e["far_dc_follower"] - e2e["far_dc_leader"] == 500
+    e2e = wanmodel.end_to_end_ms(producer_p50=0, rtt_ms=30, append_gap=5000.0, leader_ms=31.5, fetch_wait_ms=100)
+    assert e2e["far_dc_follower"] - e2e["far_dc_leader"] == 100
+
+
+def test_controller_failover_is_the_fetch_timeout_less_half_a_fetch_wait_plus_two_vote_rounds():
+    assert wanmodel.controller_failover_ms(2000, 500, 40) == 2000 - 250 + 80
+
+
+def test_lag_is_the_rate_times_the_latency():
+    assert wanmodel.lag_records(1000, 62.0) == 62.0
+
+
+def test_a_ratio_needs_both_sides():
+    assert wanmodel.ratio(45, 50) == 0.9
+    assert wanmodel.ratio(None, 50) is None
+    assert wanmodel.ratio(45, 0) is None
+
+
+EXPORTER = """\
+# HELP kafka_network_request_time_count_total x
+kafka_network_request_time_count_total{part="TotalTimeMs",request="Produce",} 100.0
+kafka_network_request_time_count_total{part="RemoteTimeMs",request="Produce",} 100.0
+kafka_network_request_time_ms_mean{part="TotalTimeMs",request="Produce",} 40.0
+kafka_network_request_time_ms_mean{part="RemoteTimeMs",request="Produce",} 30.0
+kafka_server_isr_shrinks_total 2.0
+kafka_raft_current_epoch 7.0
+kafka_controller_fenced_brokers 0.0
+"""
+
+
+def test_request_times_read_counts_means_and_counters():
+    found = traffic.request_times(EXPORTER)
+    assert found["requests"][("Produce", "TotalTimeMs")] == (100.0, 40.0)
+    assert found["counters"] == {"isr_shrinks": 2.0, "raft_epoch": 7.0, "fenced_brokers": 0.0}
+
+
+def test_the_mean_between_two_reads_comes_from_the_sums():
+    before = traffic.request_times(EXPORTER)
+    after = traffic.request_times(
+        EXPORTER.replace(" 100.0", " 300.0").replace("ms_mean{part=\"TotalTimeMs\",request=\"Produce\",} 40.0",
+                                                     "ms_mean{part=\"TotalTimeMs\",request=\"Produce\",} 60.0")
+    )  # fmt: skip
+    # 100 requests at 40 ms, then 200 more: 300 x 60 - 100 x 40 = 14000 ms over 200 requests.
+    assert traffic.mean_between(before, after, "Produce", "TotalTimeMs") == (200, 70.0)
+
+
+def test_a_count_that_went_back_is_a_restart_not_a_mean():
+    before = traffic.request_times(EXPORTER.replace(" 100.0", " 500.0"))
+    with pytest.raises(ValueError, match="went back"):
+        traffic.mean_between(before, traffic.request_times(EXPORTER), "Produce", "TotalTimeMs")
