@@ -117,7 +117,18 @@ class Cluster:
 
     @property
     def dcs(self):
+        """The broker DCs, sorted."""
         return sorted({n.dc for n in self.brokers})
+
+    @property
+    def controller_dcs(self):
+        """Every DC that holds a controller, sorted."""
+        return sorted({n.dc for n in self.controllers})
+
+    @property
+    def tiebreakers(self):
+        """The controllers in a DC without brokers (the tiebreaker DC's), in inventory order."""
+        return [n for n in self.controllers if n.dc not in self.dcs]
 
     @property
     def client_config(self):
@@ -129,6 +140,22 @@ class Cluster:
         config = self.user_configs[user or self.test_user]
         text = "".join(f"{k}={v}\n" for k, v in sorted(config.items()))
         return private_file(Path(directory) / f"{user or self.test_user}.properties", text)
+
+    def secrets(self):
+        """{what: value} of every secret the inventory gives the cluster: the SCRAM users' passwords.
+
+        On the testbed they are made by the inventory's password lookups, so
+        these are the values in testbed/dist/secrets too.
+        """
+        return {
+            f"{user}'s SCRAM password": config["sasl.password"]
+            for user, config in sorted(self.user_configs.items())
+            if config.get("sasl.password")
+        }
+
+    def private_key_files(self):
+        """The private keys kafka_pki_dir holds on this machine: the CAs' (current, next, retired) and the admin's."""
+        return sorted(Path(self.admin_config["ssl_cafile"]).parent.glob("*.key"))
 
     def admin(self, timeout=30):
         """The roles' own admin-protocol client, with the admin certificate on the admin listener."""

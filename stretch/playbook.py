@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -21,25 +22,59 @@ from pathlib import Path
 from stretch import REPO
 
 ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+# What the JSON callback always writes, keys sorted (ansible.posix.json).
+RESULT_KEYS = ("plays", "stats")
+
+
+class PlaybookOutputError(RuntimeError):
+    """A run whose JSON result could not be read: nothing about it may be taken as a count."""
+
+
+def parse_result(stdout):
+    """The JSON callback's result in stdout, or None.
+
+    At -v and more, Ansible prints its own lines (some with braces) before the
+    result; the result is the last object that starts a line and holds the
+    callback's keys.
+    """
+    decoder = json.JSONDecoder()
+    starts = [m.start() for m in re.finditer(r"^\{", stdout, re.MULTILINE)]
+    for start in reversed(starts):
+        try:
+            value, _ = decoder.raw_decode(stdout, start)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and all(key in value for key in RESULT_KEYS):
+            return value
+    return None
 
 
 @dataclass
 class Run:
     returncode: int
     seconds: float
-    output: dict
+    output: dict | None  # the JSON callback's result; None when the run printed none that could be read
     stderr: str
     log: str = ""
     tasks: list = field(default_factory=list)
+    stdout: str = ""  # everything it printed, verbose lines included (what a secret-leak test reads)
 
     @property
     def ok(self):
         return self.returncode == 0
 
+    def _result(self):
+        if self.output is None:
+            raise PlaybookOutputError(
+                f"the run (rc {self.returncode}) printed no result the JSON callback should have written; "
+                f"stderr ends: {self.stderr[-2000:]}"
+            )
+        return self.output
+
     @property
     def recap(self):
         """{host: {ok, changed, failures, unreachable, skipped, ...}}."""
-        return self.output.get("stats", {})
+        return self._result()["stats"]
 
     @property
     def changed(self):
@@ -49,7 +84,7 @@ class Run:
     @property
     def stats(self):
         """What the playbooks recorded with set_stats (per_host: false)."""
-        return self.output.get("global_custom_stats", {})
+        return self._result().get("global_custom_stats", {})
 
     def results(self, task_name):
         """[(host, result)] of every task whose name contains task_name, in the order they ran."""
@@ -106,17 +141,19 @@ def run(inventory, name, *args, check=False, timeout=1800, log_dir=None, env=Non
         started = time.monotonic()
         proc = _ansible_playbook(cmd, timeout, env)
     seconds = round(time.monotonic() - started, 1)
-    try:
-        output = json.loads(proc.stdout[proc.stdout.index("{") :]) if "{" in proc.stdout else {}
-    except json.JSONDecodeError:
-        output = {}
+    output = parse_result(proc.stdout)
+    if output is None and proc.returncode == 0:
+        raise PlaybookOutputError(
+            f"{path} succeeded but printed no result the JSON callback should have written; "
+            f"stdout starts: {proc.stdout[:500]!r}"
+        )
     log = ""
     if log_dir is not None:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
         log = str(Path(log_dir) / f"{Path(path).stem}-{int(time.time() * 1000)}.json")
         Path(log).write_text(proc.stdout + proc.stderr)
-    tasks = [task for play in output.get("plays", []) for task in play.get("tasks", [])]
-    return Run(proc.returncode, seconds, output, proc.stderr, log, tasks)
+    tasks = [task for play in (output or {}).get("plays", []) for task in play.get("tasks", [])]
+    return Run(proc.returncode, seconds, output, proc.stderr, log, tasks, proc.stdout)
 
 
 def _ansible_playbook(cmd, timeout, env):

@@ -29,6 +29,31 @@ INTERVAL_SECONDS = 5
 INTERVAL = f"{INTERVAL_SECONDS}s"
 
 
+def loaded_alerts(data):
+    """{alert name: health} from the data of /api/v1/rules: "ok", "err" (with its lastError), or "unknown".
+
+    health is "unknown" until a rule's first evaluation. A rule file that did
+    not parse leaves no group at all, so a missing name means a missing rule.
+    """
+    out = {}
+    for group in data.get("groups") or []:
+        for rule in group.get("rules") or []:
+            if rule.get("type") == "alerting":
+                health = rule.get("health", "unknown")
+                out[rule["name"]] = f"err: {rule.get('lastError')}" if health == "err" else health
+    return out
+
+
+def rules_problems(loaded, expected):
+    """What keeps the loaded rules from being the expected ones, each evaluated without error; empty when none."""
+    problems = [f"alert rule {name} is not loaded" for name in sorted(set(expected) - set(loaded))]
+    problems += [
+        f"alert rule {name} is loaded but not in the rule file" for name in sorted(set(loaded) - set(expected))
+    ]
+    problems += [f"alert rule {name}: {health}" for name, health in sorted(loaded.items()) if health != "ok"]
+    return problems
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -124,6 +149,10 @@ class Prometheus:
     def query(self, expr):
         """[(labels, value)] of an instant query."""
         return [(r["metric"], float(r["value"][1])) for r in self._api("query", query=expr)["result"]]
+
+    def rules(self):
+        """{alert name: health} of the alerting rules Prometheus has loaded and evaluates (/api/v1/rules)."""
+        return loaded_alerts(self._api("rules", type="alert"))
 
     def alerts(self, state="firing"):
         """[labels] of the alerts in that state (firing or pending)."""

@@ -11,11 +11,22 @@ Two independent measurements of one run:
 - the bytes the network carried between the DCs' subnets on the Kafka ports,
   from kernel counters, less the TCP/IP headers of the packets counted.
 
+Each ratio keeps to one unit. A produce run's cross-DC bytes per produced
+byte divide the brokers' counters by the brokers' counters (record batches
+as the leaders took them); a read's crossing share divides the bytes the
+brokers served across DCs by all the bytes they served it. The wire's bytes
+(TCP payload, with requests, responses and TLS framing) are compared with
+the brokers' counters only as a check that the two agree, never divided
+into them; the clients' value bytes are reported beside, never divided.
+
 The model: with two replicas in each DC, every produced byte is fetched by
 the two replicas in the leader's other DC, and crosses once more when the
 producer writes to a leader in the other DC: 2N + (the share of N written to
 remote leaders), 2.5N with leaders split evenly, 2.0N for a producer that
-writes only to its own DC's leaders.
+writes only to its own DC's leaders. Its inputs are the producer's own count
+of the bytes it wrote to each partition and the leader each partition had
+when it started (written_by_leader), and the brokers' racks; the figure it
+is checked against comes from the brokers' counters only.
 """
 
 from __future__ import annotations
@@ -156,6 +167,34 @@ def start_time(text):
 def produced(before, after, racks, topic):
     """{broker id: bytes} the leaders took from producers of topic."""
     return {b: _delta(after, before, b, "in", topic) for b in sorted(racks)}
+
+
+def served(before, after, racks, topic):
+    """{broker id: bytes} the brokers served to consumers of topic (BytesOutPerSec: record batches as stored)."""
+    return {b: _delta(after, before, b, "out", topic) for b in sorted(racks)}
+
+
+def read_share(flows, served_by_broker):
+    """The share of a read's bytes that crossed DCs: consume bytes that crossed over all the brokers served it.
+
+    Both sides are the brokers' counters of what they served, in one unit:
+    record batches as stored, headers and framing included. The records'
+    value bytes, which the reading client counts, are a smaller unit (no
+    batch or record overhead) and are not mixed in.
+    """
+    total = sum(served_by_broker.values())
+    if not total:
+        raise ValueError("the brokers served nothing to the read")
+    return totals(flows)["consume"] / total
+
+
+def written_by_leader(answer):
+    """{leader id: value bytes} a producer wrote, from its own answer (stretch.loadtest.traffic produce)."""
+    out = {}
+    for partition, written in answer["value_bytes_by_partition"].items():
+        leader = int(answer["leaders"][partition])
+        out[leader] = out.get(leader, 0) + written
+    return out
 
 
 def model_ratio(produced_by_leader, racks, producer_dc, remote_replicas=2):

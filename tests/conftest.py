@@ -4,8 +4,9 @@ import pytest
 import testinfra
 
 from stretch import cluster as inventory
+from stretch.alert_rules import alerts
 from stretch.cluster import wait_until
-from stretch.prometheus import Prometheus
+from stretch.prometheus import Prometheus, rules_problems
 
 
 @pytest.fixture(scope="session")
@@ -27,4 +28,9 @@ def prometheus(cluster, tmp_path_factory):
     with Prometheus(cluster, tmp_path_factory.mktemp("prometheus")) as running:
         up = wait_until(lambda: set(running.targets().values()) == {"up"} and running.query("up"), timeout=90)
         assert up, f"not every target up in 90 s: {running.targets()}"
+        # Every rule of the role's file loaded and evaluated without error:
+        # without them, "no alert fires" would hold for any cluster.
+        expected = [rule["alert"] for rule in alerts()]
+        loaded = wait_until(lambda: not rules_problems(running.rules(), expected), timeout=60, interval=2)
+        assert loaded, rules_problems(running.rules(), expected)
         yield running

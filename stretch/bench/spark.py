@@ -39,8 +39,18 @@ def smoke(mode, workdir):
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=1200)  # noqa: S603  fixed arguments
     if proc.returncode != 0:
         raise SystemExit(f"smoke ({mode}) failed:\n{proc.stdout}{proc.stderr[-2000:]}")
+    # Each read's own locality, measured in this run: by the brokers' counters,
+    # and on the DC clusters by the host's routed bytes too (what crossed DCs).
     return [
-        {"dc": r["dc"], "mb_per_second": r["mb_per_second"], **r["timings"]}
+        {
+            "dc": r["dc"],
+            "mb_per_second": r["mb_per_second"],
+            "locality_ratio": r["locality_ratio"],
+            "crossed_share": r.get("crossed", {}).get("share"),
+            "crossed_bytes": r.get("crossed", {}).get("bytes_in"),
+            "problems": r["problems"],
+            **r["timings"],
+        }
         for r in json.loads(report.read_text())["reads"]
     ]
 
@@ -58,11 +68,15 @@ def main():
             "median_mb_per_second": statistics.median(r["mb_per_second"] for r in reads),
             "median_read_seconds": statistics.median(r["read_seconds"] for r in reads),
             "median_spark_submit_seconds": statistics.median(r["spark_submit_seconds"] for r in reads),
+            "locality_ratio_range": [min(r["locality_ratio"] for r in reads), max(r["locality_ratio"] for r in reads)],
         }
+        crossed = [r["crossed_share"] for r in reads if r["crossed_share"] is not None]
+        figures[mode]["crossed_share_range"] = [min(crossed), max(crossed)] if crossed else None
         f = figures[mode]
         print(
             f"{mode:>9}: {len(reads)} reads, median {f['median_mb_per_second']} MB/s, "
-            f"read {f['median_read_seconds']} s, spark-submit {f['median_spark_submit_seconds']} s"
+            f"read {f['median_read_seconds']} s, spark-submit {f['median_spark_submit_seconds']} s, "
+            f"locality {f['locality_ratio_range']}, crossed DCs {f['crossed_share_range']}"
         )
     ratio = figures["cluster"]["median_mb_per_second"] / figures["local[2]"]["median_mb_per_second"]
     figures["cluster_over_local"] = round(ratio, 2)

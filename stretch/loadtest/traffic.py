@@ -62,7 +62,18 @@ def produce(config, args):
     left = producer.flush(max(1.0, deadline - time.monotonic()))
     if left or failed:
         raise SystemExit(f"loadtest.traffic: {left} records unacknowledged, {len(failed)} failed: {failed[:3]}")
-    return {"records": args.records, "value_bytes": args.records * args.size, "partitions": partitions}
+    # What this client wrote where, by its own count, and which broker led each
+    # partition when it started: the inputs of the traffic model, kept apart
+    # from the brokers' counters the model is checked against.
+    sent = [partitions[i % len(partitions)] for i in range(args.records)]
+    by_partition = {str(p): sent.count(p) * args.size for p in partitions}
+    return {
+        "records": args.records,
+        "value_bytes": args.records * args.size,
+        "partitions": partitions,
+        "value_bytes_by_partition": by_partition,
+        "leaders": {str(p): leaders[p] for p in partitions},
+    }
 
 
 def consume(config, args):

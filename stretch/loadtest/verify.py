@@ -95,21 +95,28 @@ def windows(marks, acks, reads, rx, racks, end):
     return out
 
 
-def judge(acks, errors, reads, start, end, sent=None, warmup=WARMUP_SECONDS):
-    """The verdict of a run. sent: records handed to the producer (default: as many as were confirmed or failed).
+def judge(acks, errors, reads, start, end, *, sent, warmup=WARMUP_SECONDS):
+    """The verdict of a run.
+
+    sent: the records handed to the producer, counted apart from what it
+    answered, so a write never answered shows as unconfirmed. Every write is
+    one outcome: acknowledged, failed with an error, or unconfirmed.
 
     The latency figures are the steady state's: records sent once `warmup` seconds have passed since the start
     (the producer's metadata, its producer id and its connections come first); the warm-up's are apart.
     """
     steady = [a[4] - a[3] for a in acks if a[3] >= start + warmup]
     warm = [a[4] - a[3] for a in acks if a[3] < start + warmup]
-    sent = len(acks) + len(errors) if sent is None else sent
+    answered = len(acks) + len(errors)
     report = {
         "sent": sent,
         "acknowledged": len(acks),
         # Neither acknowledged nor failed when the producer gave up waiting:
         # a write whose fate is unknown is not a pass.
-        "unconfirmed": sent - len(acks) - len(errors),
+        "unconfirmed": max(0, sent - answered),
+        "outcomes": {"acknowledged": len(acks), "failed": len(errors), "unconfirmed": max(0, sent - answered)},
+        # More answers than writes: the counts cannot be trusted.
+        "accounting_error": f"{answered} outcomes for {sent} writes" if answered > sent else None,
         "produce_errors": len(errors),
         "produce_error_kinds": sorted({e for _, e in errors}),
         "latency_p50_ms": round(percentile(steady, 0.50) * 1000, 1),
@@ -168,6 +175,7 @@ def judge(acks, errors, reads, start, end, sent=None, warmup=WARMUP_SECONDS):
         and report["reordered"] == 0
         and report["produce_errors"] == 0
         and report["unconfirmed"] == 0
+        and report["accounting_error"] is None
     )
     return report
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from stretch.cluster import REPO, playbook, wait_until
 from stretch.dcnet import DcClient
+from stretch.drill import load_problems
 from stretch.loadtest import verify
 from stretch.loadtest.background import BackgroundLoad
 from stretch.loadtest.harness import locality
@@ -182,6 +183,9 @@ def test_an_active_active_group_hands_a_lost_dcs_partitions_over_and_loses_nothi
           figures["own_dc_byte_share"])  # fmt: skip
     check("no acknowledged record lost by the group", result["acknowledged"] > 0 and result["lost"] == 0, result)
     figures["load"] = load.report()
+    problems = load_problems(figures["load"])
+    check("every write of the load confirmed: none failed or unconfirmed, none lost by its DC readers", not problems,
+          "; ".join(problems) or f"{figures['load']['acknowledged']} acknowledged")  # fmt: skip
     out = REPORTS / "group-drill.json"
     out.write_text(json.dumps({"figures": figures, "checks": checks}, indent=2) + "\n")
     print(f"group: {result}; takeover {figures['takeover']}; report {out}")

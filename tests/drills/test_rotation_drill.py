@@ -32,6 +32,7 @@ import pytest
 
 from stretch.cluster import REPO, assert_restart_order, playbook, quorum_leader
 from stretch.drill import Load, recorded
+from stretch.leaks import leaks
 from stretch.tls import context, peer_certificate, tls_exchange
 
 REPORTS = REPO / "reports"
@@ -67,8 +68,13 @@ def presented(cluster, ca, admin):
 def rotate(cluster, step, figures):
     """Run one step; every node restarts, controllers first and the quorum leader last, then the brokers."""
     leader = quorum_leader(cluster)
-    run = playbook(cluster, "rotate-certificates", log_dir=REPORTS / "rotation-drill", kafka_tls_rotate=step)
+    # At full verbosity with diffs: the step makes new keys, and none of them may show.
+    run = playbook(
+        cluster, "rotate-certificates", "-vvvv", "--diff", log_dir=REPORTS / "rotation-drill", kafka_tls_rotate=step
+    )
     assert run.ok, f"rotation step {step} failed; see {run.log}"
+    found = leaks(run.stdout + run.stderr, cluster.secrets(), cluster.private_key_files())
+    assert found == [], f"rotation step {step} printed secrets (see {run.log}): {found}"
     order = [g["host"] for g in run.stats.get("kafka_restarts", [])]
     figures["steps"].append({"step": step, "wall_seconds": run.seconds, "restarted": order})
     print(f"rotation {step}: {run.seconds} s, restarted {', '.join(order)}", flush=True)

@@ -31,6 +31,7 @@ import time
 
 from stretch import dcnet
 from stretch.cluster import REPO, playbook, wait_until
+from stretch.drill import load_problems
 from stretch.loadtest.background import BackgroundLoad
 from stretch.smoke import netcount, streamsink
 from stretch.smoke.submit import app_command, submit_command, submit_env
@@ -177,6 +178,9 @@ def test_stream_drill(cluster):
     files, batches = streamsink.read_sink(drill.sink)
     verdict = streamsink.judge(streamsink.rows_of(files), acked, run_id)
     drill.figures["sink"] = verdict
+    problems = load_problems(load.report())
+    drill.check("every write of the load confirmed: none failed or unconfirmed, none lost by its DC readers",
+                not problems, "; ".join(problems) or "all acknowledged")  # fmt: skip
     drill.check("every acknowledged record is in the sink", verdict["missing"] == 0,
                 f"{verdict['missing']} of {verdict['acked']} missing {verdict['missing_sample']}")  # fmt: skip
     drill.check("each offset is in the sink once", verdict["duplicated_offsets"] == 0,

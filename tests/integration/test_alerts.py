@@ -14,6 +14,12 @@ from stretch.cluster import playbook, wait_until
 from stretch.prometheus import INTERVAL_SECONDS
 
 
+def test_prometheus_evaluates_every_alert_rule_of_the_roles_file(prometheus):
+    loaded = prometheus.rules()
+    assert sorted(loaded) == sorted(rule["alert"] for rule in alerts())
+    assert set(loaded.values()) == {"ok"}, loaded
+
+
 def test_every_node_is_scraped_with_its_dc_and_role(prometheus, cluster):
     labels = {m["node"]: (m["dc"], m["role"]) for m, value in prometheus.query('up{job="kafka"}') if value == 1}
     assert labels == {n.host: (n.dc, "+".join(sorted(n.roles))) for n in cluster.nodes}

@@ -41,6 +41,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from stretch.cluster import playbook, wait_until
+from stretch.leaks import leaks
 from stretch.tls import context, exchange, tls_exchange
 
 NOBODY = "it-nobody"  # an authenticated user with no ACL at all
@@ -363,3 +364,24 @@ def test_a_scram_password_rotates_through_the_users_playbook(cluster, tmp_path):
         admin.alter_user_scram_credentials([UserScramCredentialDeletion(ROTATED, ScramMechanism.SCRAM_SHA_512)])[
             ROTATED
         ].result()
+
+
+# The playbooks that handle secrets, each at full verbosity: site.yml writes
+# the nodes' keys and keystores and sets the SCRAM users (a converge of the
+# running testbed, which changes nothing but runs and prints every task),
+# users.yml sets the users, the smoke test gives its job a SCRAM password.
+# The rotation drill checks the runs that make new keys (rotate-certificates.yml).
+SECRET_PLAYBOOKS = [("site", ("--diff",)), ("users", ("--diff",)), ("smoke-test", ())]
+
+
+@pytest.mark.parametrize(("name", "args"), SECRET_PLAYBOOKS, ids=[name for name, _ in SECRET_PLAYBOOKS])
+def test_no_secret_shows_in_what_a_playbook_prints_at_full_verbosity(cluster, name, args, tmp_path):
+    """Every testbed secret, and any PEM private key, is absent from all a run printed at -vvvv."""
+    secrets, keys = cluster.secrets(), cluster.private_key_files()
+    assert secrets, "the inventory gives no secret to look for: the test would pass on anything"
+    assert keys, "no private key to look for in kafka_pki_dir"
+    run = playbook(cluster, name, "-vvvv", *args, log_dir=tmp_path)
+    assert run.ok, run.log or run.text[-3000:]
+    assert "Using module file" in run.stdout, "the run's verbose output was not read"
+    found = leaks(run.stdout + run.stderr, secrets, keys)
+    assert found == [], f"{name}.yml printed secrets (whole output in {run.log}): {found}"

@@ -120,13 +120,17 @@ def test_the_router_counts_a_read_that_goes_to_the_other_dc_and_the_smoke_test_f
     [
         ((), "127.0.0.1:1", "no broker answers at the bootstrap address(es) 127.0.0.1:1"),
         (("--topic", "no-such-topic"), None, "topic 'no-such-topic' does not exist"),
-        (("--dc", "DC1"), None, "DC 'DC1' matches no broker rack"),
+        # {dc}: the first broker DC of the inventory; {other_case}: its name in another case; {network}: its network.
+        (("--dc", "{other_case}"), None, "DC '{other_case}' matches no broker rack"),
         (("--master", "spark://127.0.0.1:1"), None, "Spark master 'spark://127.0.0.1:1' cannot be reached"),
-        (("--dc-network", "dc1=10.0.0.0/8"), None, "each DC's read must run there (--dc-master)"),
+        (("--dc-network", "{dc}={network}"), None, "each DC's read must run there (--dc-master)"),
     ],
     ids=["wrong bootstrap", "missing topic", "unknown DC", "unreachable master", "network without a DC cluster"],
 )
 def test_bad_input_is_refused_before_anything_is_written(cluster, tmp_path, args, bootstrap, message):
+    dc = cluster.brokers[0].dc
+    names = {"dc": dc, "other_case": dc.swapcase(), "network": cluster.brokers[0].network or "192.0.2.0/24"}
+    args, message = tuple(a.format(**names) for a in args), message.format(**names)
     before = end_offsets(cluster)
     dcs = () if "--dc" in args else ("--dc", cluster.brokers[0].dc)
     proc = smoke(cluster, tmp_path, *dcs, *args, bootstrap=bootstrap)

@@ -236,8 +236,9 @@ def call_module(cluster, tmp_path, module, args):
 @pytest.mark.parametrize(
     ("module", "args", "message"),
     [
-        ("kafka_topics", {"topics": [{"name": "it-wide", "partitions": 1, "replication_factor": 5}]},
-         "topic 'it-wide': replication factor 5 is larger than the 4 brokers"),
+        # {wider}: one more than the inventory's brokers, {brokers}: how many it has.
+        ("kafka_topics", {"topics": [{"name": "it-wide", "partitions": 1, "replication_factor": "{wider}"}]},
+         "topic 'it-wide': replication factor {wider} is larger than the {brokers} brokers"),
         ("kafka_quotas", {"quotas": [{"entity": {"group": "it"}, "quotas": {"producer_byte_rate": 1}}]},
          "unknown entity type(s) ['group']"),
     ],
@@ -245,6 +246,11 @@ def call_module(cluster, tmp_path, module, args):
 )  # fmt: skip
 def test_the_modules_refuse_bad_input_on_their_own_and_change_nothing(cluster, admin, tmp_path, module, args, message):
     # Preflight refuses these too (tests/preflight); here they reach the module itself.
+    sizes = {"wider": len(cluster.brokers) + 1, "brokers": len(cluster.brokers)}
+    args = {
+        k: [{**t, "replication_factor": sizes["wider"]} for t in v] if k == "topics" else v for k, v in args.items()
+    }
+    message = message.format(**sizes)
     brokers = [{"node_id": n.node_id, "dc": n.dc} for n in cluster.brokers]
     # As the roles call them: the admin certificate on the admin listener.
     args = {"bootstrap_servers": cluster.admin_bootstrap_servers, "client_config": cluster.admin_config, **args}

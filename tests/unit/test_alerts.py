@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from stretch.alert_rules import REPO, RULE_TESTS, RULES, alerts, metrics_read
+from stretch.prometheus import loaded_alerts, rules_problems
 
 EXPORTER = REPO / "roles/kafka_node/templates/etc/kafka/metrics-agent.yaml.j2"
 # Series Prometheus itself makes for every target.
@@ -69,3 +70,34 @@ def test_the_rules_read_only_metrics_the_exporter_serves():
     used = metrics_read()
     assert used, "no metric found in the rules"
     assert used - exported_names() - SCRAPE_SERIES - PROBE_SERIES == set()
+
+
+def rules_reply(*rules, group="stretch"):
+    return {"groups": [{"name": group, "file": "stretch-alerts.yml", "rules": list(rules)}]}
+
+
+def test_the_rules_prometheus_loaded_are_read_by_name_and_health():
+    data = rules_reply(
+        {"type": "alerting", "name": "KafkaBrokerDown", "health": "ok"},
+        {"type": "alerting", "name": "KafkaDcLost", "health": "err", "lastError": "bad expr"},
+        {"type": "alerting", "name": "KafkaQuorumLagging", "health": "unknown"},
+        {"type": "recording", "name": "job:up:sum", "health": "ok"},
+    )
+    assert loaded_alerts(data) == {
+        "KafkaBrokerDown": "ok",
+        "KafkaDcLost": "err: bad expr",
+        "KafkaQuorumLagging": "unknown",
+    }
+
+
+def test_a_rule_not_loaded_or_not_evaluated_is_a_problem():
+    expected = [rule["alert"] for rule in alerts()]
+    assert len(expected) > 3
+    every = rules_reply(*({"type": "alerting", "name": n, "health": "ok"} for n in expected))
+    assert rules_problems(loaded_alerts(every), expected) == []
+    # A rule file Prometheus could not parse leaves no group: nothing is loaded.
+    assert (
+        rules_problems(loaded_alerts({"groups": []}), expected)[0] == f"alert rule {sorted(expected)[0]} is not loaded"
+    )
+    first_pending = rules_reply(*({"type": "alerting", "name": n, "health": "unknown"} for n in expected[:1]))
+    assert f"alert rule {expected[0]}: unknown" in rules_problems(loaded_alerts(first_pending), expected[:1])

@@ -6,6 +6,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.gates import (
     GateError,
     check,
     poll,
+    registered,
     report,
     restart_order,
 )
@@ -69,7 +70,7 @@ def test_a_restarted_broker_is_back_only_when_unfenced_in_its_dc_and_in_every_is
     fenced = {b: {"dc": DC[b], "fenced": b == 101} for b in ALL}
     assert gate("broker_back", snapshot(brokers=fenced), 101) == ["broker 101 is fenced"]
     gone = {b: {"dc": DC[b], "fenced": False} for b in ALL if b != 101}
-    assert gate("broker_back", snapshot(brokers=gone), 101)[0] == "broker 101 is not registered"
+    assert gate("broker_back", snapshot(brokers=gone, leader=102), 101)[0] == "broker 101 is not registered"
     moved = {b: {"dc": "DC1" if b == 101 else DC[b], "fenced": False} for b in ALL}
     assert gate("broker_back", snapshot(brokers=moved), 101) == [
         "broker 101 runs with broker.rack='DC1', the inventory says 'dc1'"
@@ -313,3 +314,48 @@ def test_a_voter_whose_node_came_back_with_new_storage_is_named_with_the_way_out
     ]
     wiped["quorum"]["replicas"]["observers"] = []
     assert gate("quorum_ready", wiped) == ["voter 3 is 40 records behind the leader"]
+
+
+QUORUM_GATES = (("quorum_ready", None), ("cluster_ready", None), ("cluster_healthy", None),
+                ("controller_down_safe", 2), ("controller_back", 1))  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "node"), QUORUM_GATES)
+def test_a_quorum_leader_that_is_not_among_its_voters_fails_closed(name, node):
+    # The leader's log end is what every voter's lag is measured against: a
+    # leader the voters do not include leaves nothing to measure, not a pass.
+    problems = gate(name, snapshot(quorum_leader=7), node)
+    assert "the quorum's leader 7 is not among its voters [1, 2, 3]" in problems
+
+
+PARTITION_GATES = (("broker_down_safe", 101), ("broker_back", 101), ("broker_drained", 102), ("cluster_healthy", None))
+
+
+@pytest.mark.parametrize(("name", "node"), PARTITION_GATES)
+def test_a_partition_leader_the_gate_cannot_place_fails_closed(name, node):
+    problems = gate(name, snapshot(leader=999), node)
+    assert "2 partition(s) led by a node that is not one of their replicas: t-0 (999), t-1 (999)" in problems
+
+
+def test_a_partition_leader_that_is_not_a_registered_broker_fails_closed():
+    # 202 still holds a replica in the reply, but the cluster no longer registers it.
+    registered = {b: {"dc": DC[b], "fenced": False} for b in ALL if b != 202}
+    problems = gate("broker_down_safe", snapshot(leader=202, brokers=registered), 101)
+    assert "2 partition(s) led by a broker the cluster does not register: t-0 (202), t-1 (202)" in problems
+
+
+def test_a_stopped_broker_is_waited_for_until_fenced_and_its_registration_comes_from_the_reply():
+    fenced = {b: {"dc": DC[b], "fenced": b == 102} for b in ALL}
+    assert gate("broker_stopped", snapshot(brokers=fenced), 102) == []
+    gone = {b: {"dc": DC[b], "fenced": False} for b in ALL if b != 102}
+    assert gate("broker_stopped", snapshot(brokers=gone), 102) == []
+    assert gate("broker_stopped", snapshot(), 102) == [
+        "broker 102 is registered and unfenced: it still runs, or the cluster has not fenced it yet"
+    ]
+    unread = {**snapshot(), "brokers": None, "errors": ["the registered brokers: KafkaTimeoutError"]}
+    assert gate("broker_stopped", unread, 102) == [
+        "cannot read the registered brokers: KafkaTimeoutError",
+        "the cluster's brokers could not be read",
+    ]
+    assert registered(snapshot(brokers=fenced)) == ALL
+    assert registered(unread) is None

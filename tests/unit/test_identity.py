@@ -1,16 +1,21 @@
 """Cluster identity: made once, kept, and never reformatted."""
 
 import itertools
+import re
+from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.stretch.kafka.plugins.module_utils.identity import (
+    RECOVERY_DOC,
     IdentityError,
     new_uuid,
     parse_meta_properties,
     storage_plan,
 )
 
+ROOT = Path(__file__).resolve().parents[2]
 META = "#\n#Sat Nov 21\nnode.id=1\ndirectory.id=pbvuBlaTTwKRxS5NLJwRFQ\nversion=1\ncluster.id=q1Sh-9_ISia_zwGINzRvyQ\n"
 
 
@@ -104,3 +109,40 @@ def test_limited_run_cannot_invent_a_cluster_id():
     only_broker = [n for n in nodes() if n["host"] == "b2"]
     with pytest.raises(IdentityError, match=r"controller\(s\) c1, c2, c3 did not report"):
         storage_plan(only_broker, all_controllers=["c1", "c2", "c3"])
+
+
+def test_controllers_that_lost_their_metadata_do_not_bootstrap_under_the_old_id():
+    # Every controller's metadata directory is empty while the brokers still
+    # carry the cluster's id: a new initial voter set would start an empty
+    # metadata log under that id, and the brokers would follow it.
+    with pytest.raises(IdentityError) as refused:
+        storage_plan(nodes(formatted={"b1", "b2"}), uuid=counter_uuid(), all_controllers=["c1", "c2", "c3"])
+    message = str(refused.value)
+    assert "c1, c2, c3" in message
+    assert "b1, b2" in message
+    assert "q1Sh-9_ISia_zwGINzRvyQ" in message
+    assert RECOVERY_DOC in message
+
+
+def test_the_recovery_procedure_the_refusal_points_to_exists():
+    path, _, anchor = RECOVERY_DOC.partition("#")
+    headings = [line.lstrip("#").strip() for line in (ROOT / path).read_text().splitlines() if line.startswith("#")]
+    slugs = {re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in headings}
+    assert anchor in slugs
+
+
+def test_a_new_quorum_needs_every_broker_to_have_reported():
+    # A run limited to the controllers cannot see that the brokers are
+    # formatted, so it cannot tell a new cluster from one that lost its quorum.
+    controllers_only = [n for n in nodes() if n["host"].startswith("c")]
+    with pytest.raises(IdentityError, match=r"broker\(s\) b1, b2 did not report"):
+        storage_plan(controllers_only, all_controllers=["c1", "c2", "c3"], all_brokers=["b1", "b2"])
+
+
+def test_the_role_gives_the_storage_plan_every_broker_of_the_inventory():
+    # Without them, a run limited to the controllers would see no formatted
+    # broker and start a new quorum under the brokers' cluster id.
+    tasks = yaml.safe_load((ROOT / "roles/kafka_node/tasks/storage.yml").read_text())
+    [plan] = [t["stretch.kafka.storage_plan"] for t in tasks if "stretch.kafka.storage_plan" in t]
+    assert plan.get("brokers") == "{{ kafka_cluster.brokers | map(attribute='host') }}", plan
+    assert plan.get("controllers") == "{{ kafka_cluster.controllers | map(attribute='host') }}", plan

@@ -28,7 +28,7 @@ def test_values_round_trip_and_foreign_records_are_ignored():
 
 def test_a_clean_run_is_ok():
     a = acks(100)
-    report = verify.judge(a, [], {"dc1": reads_of(a), "dc2": reads_of(a)}, 0.0, 10.0)
+    report = verify.judge(a, [], {"dc1": reads_of(a), "dc2": reads_of(a)}, 0.0, 10.0, sent=len(a))
     assert report["ok"]
     assert report["lost"] == 0
     assert report["latency_p99_ms"] == 20.0
@@ -37,7 +37,7 @@ def test_a_clean_run_is_ok():
 
 def test_an_acknowledged_record_missing_from_one_dc_is_lost():
     a = acks(100)
-    report = verify.judge(a, [], {"dc1": reads_of(a), "dc2": reads_of(a)[:-1]}, 0.0, 10.0)
+    report = verify.judge(a, [], {"dc1": reads_of(a), "dc2": reads_of(a)[:-1]}, 0.0, 10.0, sent=len(a))
     assert not report["ok"]
     assert report["dcs"]["dc2"]["lost"] == 1
     assert report["dcs"]["dc2"]["lost_examples"] == ["1@49"]
@@ -48,14 +48,14 @@ def test_a_record_at_an_acknowledged_offset_with_another_sequence_is_lost_too():
     a = acks(4)
     read = reads_of(a)
     read[0] = (0, 0, 99)
-    assert verify.judge(a, [], {"dc1": read}, 0.0, 1.0)["lost"] == 1
+    assert verify.judge(a, [], {"dc1": read}, 0.0, 1.0, sent=len(a))["lost"] == 1
 
 
 def test_reordering_within_a_partition_is_counted():
     a = acks(6, partitions=1)
     read = reads_of(a)
     read[2], read[3] = (0, 2, 3), (0, 3, 2)  # sequences swapped between offsets
-    report = verify.judge(a, [], {"dc1": read}, 0.0, 1.0)
+    report = verify.judge(a, [], {"dc1": read}, 0.0, 1.0, sent=len(a))
     assert report["reordered"] == 1
     assert report["dcs"]["dc1"]["reordered_examples"] == ["0@3 seq 2 after 3"]
     assert not report["ok"]
@@ -66,7 +66,7 @@ def test_a_record_written_twice_is_a_duplicate_not_a_reordering():
     # never acknowledged, the second (offset 3) was.
     a = [(0, 0, 0, 0.0, 0.1), (0, 1, 1, 0.1, 0.2), (0, 3, 2, 0.2, 0.5), (0, 4, 3, 0.3, 0.6)]
     read = [(0, 0, 0), (0, 1, 1), (0, 2, 2), (0, 3, 2), (0, 4, 3)]
-    report = verify.judge(a, [], {"dc1": read}, 0.0, 1.0)
+    report = verify.judge(a, [], {"dc1": read}, 0.0, 1.0, sent=len(a))
     assert report["duplicates"] == 1
     assert report["dcs"]["dc1"]["duplicate_examples"] == ["0@3 seq 2"]
     assert report["reordered"] == 0
@@ -75,7 +75,7 @@ def test_a_record_written_twice_is_a_duplicate_not_a_reordering():
 
 def test_the_longest_stall_and_the_errors_are_reported():
     a = acks(10, step=0.1) + [(0, 99, 99, 1.0, 5.0)]
-    report = verify.judge(a, [(7, "_MSG_TIMED_OUT")], {"dc1": reads_of(a)}, 0.0, 5.5, warmup=0)
+    report = verify.judge(a, [(7, "_MSG_TIMED_OUT")], {"dc1": reads_of(a)}, 0.0, 5.5, sent=len(a) + 1, warmup=0)
     assert report["longest_stall_seconds"] == 4.08
     assert report["latency_max_ms"] == 4000.0
     assert report["produce_errors"] == 1
@@ -83,7 +83,7 @@ def test_the_longest_stall_and_the_errors_are_reported():
 
 
 def test_a_run_that_read_nothing_is_not_ok():
-    assert not verify.judge(acks(3), [], {}, 0.0, 1.0)["ok"]
+    assert not verify.judge(acks(3), [], {}, 0.0, 1.0, sent=3)["ok"]
 
 
 def test_marked_windows_show_when_each_partition_was_acknowledged_again_and_where_each_dc_read():
@@ -119,10 +119,12 @@ def test_a_byte_counter_that_was_reset_counts_from_zero():
 def test_a_write_confirmed_without_an_offset_is_found_by_its_sequence():
     a = acks(6, partitions=1)
     a[3] = (0, None, 3, a[3][3], a[3][4])
-    report = verify.judge(a, [], {"dc1": reads_of(acks(6, partitions=1))}, 0.0, 1.0)
+    report = verify.judge(a, [], {"dc1": reads_of(acks(6, partitions=1))}, 0.0, 1.0, sent=len(a))
     assert report["acknowledged_without_offset"] == 1
     assert report["lost"] == 0
-    missing = verify.judge(a, [], {"dc1": [r for r in reads_of(acks(6, partitions=1)) if r[2] != 3]}, 0.0, 1.0)
+    missing = verify.judge(
+        a, [], {"dc1": [r for r in reads_of(acks(6, partitions=1)) if r[2] != 3]}, 0.0, 1.0, sent=len(a)
+    )
     assert missing["lost"] == 1
     assert missing["dcs"]["dc1"]["lost_examples"] == ["0@seq 3"]
 
@@ -198,14 +200,33 @@ def test_revoked_and_lost_partitions_leave_a_members_ownership():
     assert verify.owned_at(timeline, 10.0) == frozenset({1})
 
 
+def test_the_verdict_needs_what_was_sent_so_an_unanswered_write_cannot_vanish():
+    # Without it, the writes never answered would be counted from the answers:
+    # unconfirmed would be 0 by construction.
+    a = acks(10)
+    with pytest.raises(TypeError):
+        verify.judge(a, [], {"dc1": reads_of(a)}, 0.0, 10.0)
+
+
+def test_every_write_is_one_outcome_and_more_outcomes_than_writes_fail_the_run():
+    a = acks(10)
+    report = verify.judge(a, [(10, "_MSG_TIMED_OUT")], {"dc1": reads_of(a)}, 0.0, 10.0, sent=13)
+    assert report["outcomes"] == {"acknowledged": 10, "failed": 1, "unconfirmed": 2}
+    assert sum(report["outcomes"].values()) == report["sent"]
+    over = verify.judge(a, [], {"dc1": reads_of(a)}, 0.0, 10.0, sent=9)
+    assert over["unconfirmed"] == 0
+    assert over["accounting_error"] == "10 outcomes for 9 writes"
+    assert not over["ok"]
+
+
 def test_the_producers_warm_up_is_kept_apart_from_its_latency():
     # The first record waits 900 ms for metadata and the producer id; the rest take 20 ms.
     a = acks(100)
     partition, offset, seq, sent, _ = a[0]
     a[0] = (partition, offset, seq, sent, sent + 0.9)
-    report = verify.judge(a, [], {"dc1": reads_of(a)}, 0.0, 10.0)
+    report = verify.judge(a, [], {"dc1": reads_of(a)}, 0.0, 10.0, sent=len(a))
     assert report["latency_max_ms"] == 20.0
     assert report["warmup_latency_p99_ms"] == 900.0
     assert report["first_ack_seconds"] == 0.12  # the second record, sent at 0.1 s, was acknowledged first
-    everything = verify.judge(a, [], {"dc1": reads_of(a)}, 0.0, 10.0, warmup=0)
+    everything = verify.judge(a, [], {"dc1": reads_of(a)}, 0.0, 10.0, sent=len(a), warmup=0)
     assert everything["latency_max_ms"] == 900.0

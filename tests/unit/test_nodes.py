@@ -117,3 +117,10 @@ def test_tls_targets_probe_each_node_once_on_a_tls_listener_without_client_certi
         {"targets": ["r1:9091"],
          "labels": {"node": "r1", "dc": "dc2", "role": "broker", "kafka_listener": "REPLICATION"}},
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("client", [{"protocol": "SASL_SSL"}, {"port": "", "protocol": "SASL_SSL"}, None])
+def test_a_listener_without_a_port_is_named_with_the_host_that_binds_it(client):
+    listeners = dict(LISTENERS, CLIENT=client)
+    with pytest.raises(NodeError, match=r"^both: listener CLIENT has no port: set kafka_listeners\.CLIENT\.port"):
+        node_records(GROUPS, HOSTVARS, "kafka_controllers", "kafka_brokers", listeners, "CONTROLLER")

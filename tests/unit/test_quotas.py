@@ -11,6 +11,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.quotas import (
     plan,
     throttle_plan,
 )
+from ansible_collections.stretch.kafka.plugins.modules import kafka_quotas
 
 DECLARED = [
     {"entity": {"user": "<default>"}, "quotas": {"producer_byte_rate": 1048576}},
@@ -107,3 +108,38 @@ def test_the_replication_throttle_is_applied_cluster_wide_and_to_every_topic_the
 def test_a_bad_throttle_setting_is_refused(state, rate):
     with pytest.raises(QuotaError):
         throttle_plan(state, rate, {}, {})
+
+
+class ThrottledCluster:
+    """What the quotas module reads for the throttle: broker 202 is fenced, with a rate of its own."""
+
+    def __init__(self):
+        self.read = []
+
+    def brokers(self):
+        return {101: {"dc": "dc1", "fenced": False}, 202: {"dc": "dc2", "fenced": True}}
+
+    def broker_configs(self, ids):
+        self.read += list(ids)
+        return {b: dict.fromkeys(RATE_KEYS, "1000") if b == 202 else {} for b in ids}
+
+    def topics(self):
+        return {}
+
+    def topic_configs(self, names):
+        return {}
+
+    def cluster_configs(self):
+        return {}
+
+
+def test_the_throttle_is_not_taken_for_absent_while_a_fenced_broker_may_hold_a_rate():
+    with pytest.raises(QuotaError, match=r"broker\(s\) 202.*fenced"):
+        kafka_quotas.throttle_changes(ThrottledCluster(), {"state": "absent", "rate": 1000})
+
+
+def test_the_throttle_is_applied_with_a_lost_dcs_brokers_fenced():
+    cluster = ThrottledCluster()
+    changes = kafka_quotas.throttle_changes(cluster, {"state": "present", "rate": 1000})
+    assert changes["cluster"]["set"] == dict.fromkeys(RATE_KEYS, "1000")
+    assert cluster.read == [101]

@@ -3,9 +3,11 @@
 import base64
 import hashlib
 import json
+import time
 from types import SimpleNamespace
 
 import pytest
+from confluent_kafka import Producer
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
 from ansible_collections.stretch.kafka.plugins.filter.spark_config import smoke_spark_files, smoke_spark_problems
@@ -75,7 +77,7 @@ def args(**kw):
     return SimpleNamespace(threshold=0.99, control_band=(0.25, 0.75), agreement=0.05, **kw)
 
 
-def read(dc, by_dc, ratio=None, ok=True):
+def read(dc, by_dc, ratio=None, validation=None):
     total = sum(by_dc.values())
     return {
         "dc": dc,
@@ -83,17 +85,29 @@ def read(dc, by_dc, ratio=None, ok=True):
         "bytes_by_dc": by_dc,
         "bytes_total": total,
         "locality_ratio": ratio,
-        "validation": {"ok": ok, "missing": 0, "duplicate": 0, "corrupt": 0, "foreign": 0, "expected": 1},
+        "validation": validation or records.validation({"0": 10}, {"0": seen(10)}),
     }
 
 
 def test_verdicts():
     assert problems(read("dc1", {"dc1": 995, "dc2": 5}, 0.995), args()) == []
-    assert "below the threshold" in problems(read("dc1", {"dc1": 500, "dc2": 500}, 0.5), args())[0]
+    assert problems(read("dc1", {"dc1": 500, "dc2": 500}, 0.5), args()) == [
+        "locality 0.5000 is below the threshold 0.99"
+    ]
     assert problems(read(None, {"dc1": 480, "dc2": 520}), args()) == []
-    assert "control read is not split" in problems(read(None, {"dc1": 1000, "dc2": 0}), args())[0]
-    assert "measurement saw nothing" in problems(read("dc1", {}, None), args())[0]
-    assert "missing" in problems(read("dc1", {"dc1": 1}, 1.0, ok=False), args())[0]
+    assert problems(read(None, {"dc1": 1000, "dc2": 0}), args()) == [
+        "control read is not split between the DCs ({'dc1': 1.0, 'dc2': 0.0}), so locality cannot be told from chance"
+    ]
+    assert problems(read("dc1", {}, None), args()) == [
+        "the brokers report no bytes served to the read: the measurement saw nothing"
+    ]
+
+
+def test_a_read_that_misses_records_fails_with_its_counts():
+    # The validation of a real read, 3 records of partition 1 missing and one of partition 0 read twice.
+    incomplete = records.validation({"0": 10, "1": 10}, {"0": seen(11, distinct=10), "1": seen(7)})
+    verdict = problems(read("dc1", {"dc1": 1000}, 1.0, incomplete), args())
+    assert verdict == ["3 missing, 1 duplicate, 0 corrupt, 0 foreign of 20 records"]
 
 
 @pytest.mark.parametrize(
@@ -305,3 +319,15 @@ def test_a_spark_settings_file_others_can_read_is_refused(tmp_path):
         checks.check_spark_properties(path)
     path.chmod(0o600)
     checks.check_spark_properties(path)
+
+
+def test_the_kafka_clients_own_log_lines_go_to_the_log_file_not_to_stderr(tmp_path, capfd):
+    # A producer pointed at a closed port: librdkafka logs its failed connection.
+    log = tmp_path / "smoke.clients.log"
+    producer = Producer({"bootstrap.servers": "127.0.0.1:1", **checks.client_settings(None, log)})
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "127.0.0.1:1" not in (log.read_text() if log.exists() else ""):
+        producer.poll(0.2)
+    producer.flush(0)
+    assert "127.0.0.1:1" in log.read_text(), "the client's log never reached the log file"
+    assert "%" not in capfd.readouterr().err, "a librdkafka log line went to stderr, where the summary shows it"

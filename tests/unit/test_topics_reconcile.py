@@ -17,6 +17,8 @@ class FakeAdmin:
     """The Admin methods a topics run calls, over plain dicts; records every write."""
 
     def __init__(self, topics=None, broker_configs=None, topic_configs=None, refuse=None, cluster_configs=None):
+        # fail(kind, name, change): the error the cluster answers a write with, or None
+        self.fail = lambda kind, name, change: None
         self.topic_state = copy.deepcopy(topics or {})
         self.broker_cfg = {b["node_id"]: {} for b in BROKERS}
         self.broker_cfg.update(copy.deepcopy(broker_configs or {}))
@@ -61,12 +63,17 @@ class FakeAdmin:
             return {}
         self.writes.append((kind, copy.deepcopy(changes)))
         store = self.broker_cfg if kind == "broker" else self.topic_cfg
+        errors = {}
         for name, change in changes.items():
+            error = self.fail(kind, name, change)
+            if error:
+                errors[name] = error
+                continue
             cfg = store.setdefault(name, {})
             cfg.update(change.get("set", {}))
             for key in change.get("delete", []):
                 cfg.pop(key, None)
-        return {}
+        return errors
 
     def reassign(self, moves):
         self.writes.append(("reassign", sorted(moves)))
@@ -144,3 +151,23 @@ def test_a_run_refuses_to_place_with_a_broker_down():
     admin.brokers = lambda: {b["node_id"]: {"dc": b["dc"], "fenced": b["node_id"] == 202} for b in BROKERS}
     with pytest.raises(TopicError, match="broker 202 is not registered and unfenced"):
         run(admin, {"name": "orders", "partitions": 4})
+
+
+def test_a_throttle_the_cluster_refuses_to_set_stops_the_move_and_undoes_the_rest():
+    admin = FakeAdmin({"legacy": KAFKA_PLACED})
+    admin.fail = lambda kind, name, change: "Cluster authorization failed." if (kind, name) == ("broker", 202) else None
+    refused = r"could not be set.*broker 202: Cluster authorization failed.*nothing was moved"
+    with pytest.raises(TopicError, match=refused):
+        run(admin, {"name": "legacy", "partitions": 2})
+    assert ("reassign", ["legacy"]) not in admin.writes, "partitions moved without their throttle"
+    assert admin.topic_state["legacy"] == KAFKA_PLACED
+    assert admin.broker_cfg == {b["node_id"]: {} for b in BROKERS}, "the rates that were set stayed"
+    assert admin.topic_cfg.get("legacy", {}) == {}
+
+
+def test_a_throttle_the_cluster_refuses_to_remove_fails_the_run_naming_it():
+    admin = FakeAdmin({"legacy": KAFKA_PLACED})
+    admin.fail = lambda kind, name, change: "timed out" if kind == "topic" and change["delete"] else None
+    with pytest.raises(TopicError, match=r"could not be removed.*topic legacy: timed out"):
+        run(admin, {"name": "legacy", "partitions": 2})
+    assert admin.broker_cfg == {b["node_id"]: {} for b in BROKERS}, "the brokers' rates were not removed"

@@ -100,6 +100,30 @@ def test_controller_without_dc_is_named():
     assert "controller dc1-controller0 has no DC" in errors_for(nodes)
 
 
+def test_controllers_without_a_dc_are_named_not_taken_for_missing():
+    nodes = cluster()
+    for n in nodes:
+        if "controller" in n["roles"]:
+            n["dc"] = ""
+    msg = errors_for(nodes)
+    assert "no controllers" not in msg
+    assert (
+        "the quorum's spread over DCs cannot be judged: controller(s) dc1-controller0, dc2-controller0, "
+        "dc3-controller0 have no kafka_dc" in msg
+    )
+
+
+def test_a_dc_whose_controller_lacks_its_dc_is_not_judged_on_the_others_alone():
+    # dc3's group sets no kafka_dc: its tiebreaker would otherwise vanish from
+    # the quorum, which would read as a 1-1 quorum over two DCs.
+    nodes = cluster()
+    nodes[2]["dc"] = ""
+    msg = errors_for(nodes)
+    assert "controller(s) dc3-controller0 have no kafka_dc" in msg
+    assert "controllers span 2 DC(s)" not in msg
+    assert "holds 1 of 2 controller voters" not in msg
+
+
 def test_duplicate_node_ids_name_both_hosts():
     nodes = cluster()
     nodes[-1]["node_id"] = nodes[-2]["node_id"]

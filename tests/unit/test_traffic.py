@@ -10,10 +10,13 @@ from stretch.traffic import (
     model_ratio,
     peak_rate,
     produced,
+    read_share,
     samples,
+    served,
     start_time,
     totals,
     wire_payload,
+    written_by_leader,
 )
 
 RACKS = {101: "dc1", 102: "dc1", 201: "dc2", 202: "dc2"}
@@ -152,6 +155,32 @@ def test_the_peak_rate_of_too_short_a_run_is_none_and_a_counter_going_back_is_an
         peak_rate([(0, 10), (1, 5)], 1)
     with pytest.raises(ValueError, match="positive"):
         peak_rate([(0, 0)], 0)
+
+
+def test_a_reads_crossing_share_divides_brokers_bytes_by_brokers_bytes():
+    # The brokers served 1050 B per 1000 B of values (batch and record
+    # overhead): half of what they served came from dc2's brokers.
+    after = {b: counters(bytes_out=262.5) for b in RACKS}
+    flows = cross_dc(ZERO, after, RACKS, "t", "dc1", consumer_dc="dc1")
+    by_broker = served(ZERO, after, RACKS, "t")
+    assert sum(by_broker.values()) == 1050.0
+    assert read_share(flows, by_broker) == 0.5
+    value_bytes = 1000.0
+    assert totals(flows)["consume"] / value_bytes == 0.525, "the mixed-unit ratio this replaces"
+
+
+def test_a_read_the_brokers_served_nothing_has_no_share():
+    with pytest.raises(ValueError, match="served nothing"):
+        read_share({}, served(ZERO, ZERO, RACKS, "t"))
+
+
+def test_the_models_input_is_the_producers_own_count_not_the_brokers():
+    answer = {
+        "value_bytes_by_partition": {"0": 300, "1": 300, "2": 200, "3": 200},
+        "leaders": {"0": 101, "1": 201, "2": 101, "3": 202},
+    }
+    assert written_by_leader(answer) == {101: 500, 201: 300, 202: 200}
+    assert model_ratio(written_by_leader(answer), RACKS, "dc1") == 2.5
 
 
 def test_counters_summed_across_a_restart_count_what_came_after_it_in_full():

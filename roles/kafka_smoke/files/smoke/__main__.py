@@ -200,8 +200,9 @@ def spark_read(args, cluster, manifest_path, dc, workdir, counters=None):
 
 
 def run(args):
-    report = {"topic": args.topic, "threshold": args.threshold, "timings": {}}
-    client_config = checks.read_client_config(args.client_config)
+    Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+    report = {"topic": args.topic, "threshold": args.threshold, "timings": {}, "client_log": str(client_log(args))}
+    client_config = checks.client_settings(args.client_config, client_log(args))
     t = time.monotonic()
     checks.check_bootstrap(args.bootstrap_servers)
     brokers, partitions = checks.cluster_view(args.bootstrap_servers, args.topic, client_config)
@@ -352,6 +353,11 @@ def summary(report):
     return lines
 
 
+def client_log(args):
+    """Where the Kafka clients' own log lines go: beside the report."""
+    return Path(args.report).with_suffix(".clients.log")
+
+
 def main(argv=None):
     args = parse_args(argv)
     try:
@@ -362,7 +368,7 @@ def main(argv=None):
     Path(args.report).parent.mkdir(parents=True, exist_ok=True)
     Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
     print("\n".join(summary(report)))
-    print(f"  report: {args.report}")
+    print(f"  report: {args.report}; the Kafka clients' log: {report['client_log']}")
     return 0 if report["ok"] else 1
 
 

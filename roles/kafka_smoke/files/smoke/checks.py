@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from pathlib import Path
@@ -107,3 +108,31 @@ def check_spark_properties(path):
             f"the Spark settings in {path} are readable by other users (mode {mode & 0o777:04o}): they hold the "
             "cluster's secret; make the file 0600"
         )
+
+
+CLIENT_LOGGER = "stretch.smoke.clients"
+
+
+def client_log(path):
+    """A logger that writes the Kafka clients' own log lines to path.
+
+    librdkafka writes its log to stderr unless a client is given a logger;
+    the smoke test's summary shows the end of stderr, so the clients' lines
+    (a broker not answering while it restarts, and the like) would read as
+    the test's own output. They go to a file instead.
+    """
+    logger = logging.getLogger(CLIENT_LOGGER)
+    logger.propagate = False
+    logger.setLevel(logging.DEBUG)
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    return logger
+
+
+def client_settings(path, log_path):
+    """The client settings of read_client_config(path), with the clients' log going to log_path."""
+    return {**read_client_config(path), "logger": client_log(log_path)}

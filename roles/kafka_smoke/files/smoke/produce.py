@@ -54,8 +54,9 @@ def produce(bootstrap_servers, topic, partitions, run_id, per_partition, size, c
     if remaining and not errors:
         raise SmokeError(
             f"producer step: none of the last {remaining} record(s) was acknowledged in 120 s and no error came "
-            "back. If the log above shows 'Failed to acquire idempotence PID ... Coordinator load in progress', "
-            "the broker it names cannot get producer ids from the active controller (restart that broker)."
+            "back. If the Kafka clients' log (the .clients.log beside the report) shows 'Failed to acquire "
+            "idempotence PID ... Coordinator load in progress', the broker it names cannot get producer ids from "
+            "the active controller (restart that broker)."
         )
     if remaining or errors:
         raise SmokeError(f"producer step: {remaining} record(s) unacknowledged, errors: {errors[:5]}")

@@ -23,7 +23,10 @@ class ActionModule(ActionBase):
         nodes = [dict(n, meta=identity.parse_meta_properties(n.get("meta"))) for n in self._task.args["nodes"]]
         try:
             plan = identity.storage_plan(
-                nodes, self._task.args.get("cluster_id") or None, self._task.args.get("controllers") or ()
+                nodes,
+                self._task.args.get("cluster_id") or None,
+                self._task.args.get("controllers") or (),
+                all_brokers=self._task.args.get("brokers") or (),
             )
         except identity.IdentityError as exc:
             return dict(result, failed=True, changed=False, msg=str(exc))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.stretch.kafka.plugins.module_utils import (
@@ -11,6 +13,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils import (
     model,
     nodes,
     properties,
+    releases,
     security,
     topics,
 )
@@ -49,6 +52,30 @@ def downgrade_refusal(described, version):
     return features.downgrade_refusal(features.parse_describe(described), version)
 
 
+def failover_moment(lost, now=None):
+    """When a lost DC went down, and which of its nodes the run stopped or could not reach.
+
+    lost: the hostvars of the DC's nodes after the play that takes them down.
+    A node it reached carries kafka_node_stopped_at (epoch seconds, from
+    systemd); one it could not reach was down before the run, the usual case
+    in an outage, and carries none. since is the earliest stop the run made,
+    or, when it reached none, now (when the run found the DC down): the
+    writability that follows is timed from there, and timed_from says which.
+    """
+    stopped, unreachable = {}, []
+    for node in lost:
+        at = node.get("kafka_node_stopped_at")
+        if at is None or at == "":
+            unreachable.append(node["inventory_hostname"])
+        else:
+            stopped[node["inventory_hostname"]] = float(at)
+    if stopped:
+        since, timed_from = min(stopped.values()), "the first node the run stopped"
+    else:
+        since, timed_from = (time.time() if now is None else float(now)), "the run finding the DC down"
+    return {"since": since, "timed_from": timed_from, "stopped": sorted(stopped), "unreachable": sorted(unreachable)}
+
+
 def smoke_cluster_args(clusters, networks, properties_dir):
     """The smoke test's arguments for each DC's own Spark cluster ({dc: {master, conf, secret}}) and network
     ({dc: CIDR}), with the Spark settings files in properties_dir (spark_config's smoke_spark_files writes them:
@@ -72,7 +99,9 @@ class FilterModule:
             "meta_properties": _guard(identity.parse_meta_properties),
             "features_plan": _guard(features_plan),
             "downgrade_refusal": _guard(downgrade_refusal),
+            "release_checksum": _guard(releases.release_checksum),
             "smoke_cluster_args": _guard(smoke_cluster_args),
+            "failover_moment": _guard(failover_moment),
             "scrape_targets": _guard(nodes.scrape_targets),
             "tls_targets": _guard(nodes.tls_targets),
             "server_properties": _guard(properties.node_server_properties),

@@ -22,15 +22,24 @@ Whether the cluster takes writes is not judged here from metadata (a dead
 leader looks alive until it is fenced): module_utils/probe.py proves it
 with acknowledged writes.
 Every gate fails closed: a read error, a part that is missing, a declared
-topic that is not in the reply, a topic without min.insync.replicas or a
-quorum without voters is a problem named as such, never a pass.
+topic that is not in the reply, a topic without min.insync.replicas, a
+quorum without voters or led by a node that is not one of them, or a
+partition led by a node that is not one of its replicas or not a registered
+broker is a problem named as such, never a pass.
 """
 
 from __future__ import annotations
 
 import time
 
-NODE_GATES = ("broker_down_safe", "broker_back", "broker_drained", "controller_down_safe", "controller_back")
+NODE_GATES = (
+    "broker_down_safe",
+    "broker_back",
+    "broker_drained",
+    "broker_stopped",
+    "controller_down_safe",
+    "controller_back",
+)
 CLUSTER_GATES = ("quorum_ready", "cluster_ready", "cluster_healthy")
 GATES = NODE_GATES + CLUSTER_GATES
 # The parts of a snapshot each gate reads; the others need not be fetched.
@@ -40,6 +49,7 @@ NEEDS = {
     "controller_back": ("quorum",),
     "cluster_ready": ("quorum", "brokers"),
     "broker_drained": ("partitions",),
+    "broker_stopped": ("brokers",),
 }
 EVERYTHING = ("quorum", "brokers", "partitions")
 
@@ -81,8 +91,34 @@ def unreadable(snapshot, expected, parts):
         unknown = sorted(t for t in present if t not in min_isr)
         if unknown:
             problems.append(_listed("topic(s) whose min.insync.replicas could not be read", unknown))
-    if "quorum" in parts and snapshot.get("quorum") is not None and not snapshot["quorum"].get("voters"):
-        problems.append("the quorum reported no voters")
+    if "quorum" in parts and snapshot.get("quorum") is not None:
+        quorum = snapshot["quorum"]
+        voters = quorum.get("voters")
+        if not voters:
+            problems.append("the quorum reported no voters")
+        elif quorum.get("leader") is not None and quorum["leader"] >= 0 and quorum["leader"] not in voters:
+            # Every voter's lag is measured against the leader's log end.
+            problems.append(f"the quorum's leader {quorum['leader']} is not among its voters {sorted(voters)}")
+    if "partitions" in parts and snapshot.get("partitions") is not None:
+        problems += unplaced_leaders(snapshot, with_brokers="brokers" in parts)
+    return problems
+
+
+def unplaced_leaders(snapshot, with_brokers):
+    """Partitions whose leader is neither offline nor a node the gate can place: a reply it cannot judge."""
+
+    def led(p):
+        return p["leader"] is not None and p["leader"] >= 0
+
+    def listed(items):
+        return [f"{_label(p)} ({p['leader']})" for p in items]
+
+    stray = [p for p in snapshot["partitions"] if led(p) and p["leader"] not in p["replicas"]]
+    problems = _partitions("partition(s) led by a node that is not one of their replicas", listed(stray))
+    brokers = snapshot.get("brokers")
+    if with_brokers and brokers is not None:
+        gone = [p for p in snapshot["partitions"] if led(p) and p not in stray and p["leader"] not in brokers]
+        problems += _partitions("partition(s) led by a broker the cluster does not register", listed(gone))
     return problems
 
 
@@ -235,6 +271,24 @@ def broker_drained(snapshot, expected, node, max_lag=0):
         + _partitions("offline partition(s)", offline(snapshot))
         + _partitions("under-replicated partition(s)", under_replicated(snapshot))
     )
+
+
+def broker_stopped(snapshot, expected, node, max_lag=0):
+    """After a broker is stopped for good: the cluster has fenced it, or no longer registers it.
+
+    The registered brokers it was judged on are in the snapshot, so what to
+    do next (unregister it, or nothing) is read from a reply that was read.
+    """
+    broker = snapshot["brokers"].get(node)
+    if broker is not None and not broker["fenced"]:
+        return [f"broker {node} is registered and unfenced: it still runs, or the cluster has not fenced it yet"]
+    return []
+
+
+def registered(snapshot):
+    """The ids of the registered brokers, or None when they were not read."""
+    brokers = snapshot.get("brokers")
+    return None if brokers is None else sorted(brokers)
 
 
 def controller_down_safe(snapshot, expected, node, max_lag=0):

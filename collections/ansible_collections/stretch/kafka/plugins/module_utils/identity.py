@@ -41,11 +41,15 @@ def parse_meta_properties(text):
     return props
 
 
+# Where an operator reads how to recover a quorum whose controllers lost their metadata.
+RECOVERY_DOC = "docs/operations.md#controllers-that-lost-their-metadata"
+
+
 class IdentityError(ValueError):
     pass
 
 
-def storage_plan(nodes, configured_cluster_id=None, all_controllers=(), uuid=new_uuid):
+def storage_plan(nodes, configured_cluster_id=None, all_controllers=(), uuid=new_uuid, all_brokers=()):
     """Decide the cluster id and each unformatted node's format arguments.
 
     nodes: list of {host, node_id, roles, meta, endpoint} where meta is the
@@ -54,6 +58,10 @@ def storage_plan(nodes, configured_cluster_id=None, all_controllers=(), uuid=new
     all_controllers: every controller in the inventory. When a node needs
     formatting, all of them must have reported: a run limited to part of the
     cluster cannot tell a new cluster from an existing one.
+    all_brokers: every broker in the inventory. Before the controllers are
+    formatted as a new quorum, all of them must have reported too: formatted
+    brokers under controllers with no metadata are a cluster that lost its
+    quorum, never a new one, and that is refused.
     Returns {cluster_id, bootstrap, initial_controllers, format_args: {host: [...]}, notes: [...]}.
     """
     reported = {n["host"] for n in nodes}
@@ -83,6 +91,26 @@ def storage_plan(nodes, configured_cluster_id=None, all_controllers=(), uuid=new
 
     controllers = [n for n in nodes if "controller" in n["roles"]]
     bootstrap = not any(n.get("meta") for n in controllers)
+    unreported_brokers = sorted(set(all_brokers) - reported)
+    if bootstrap and unformatted and unreported_brokers:
+        raise IdentityError(
+            f"the controllers are to be formatted as a new quorum, but broker(s) {', '.join(unreported_brokers)} "
+            "did not report their storage (left out by --limit, or unreachable); a new cluster cannot be told from "
+            "one whose controllers lost their metadata. Run again with every node in the play."
+        )
+    if bootstrap and existing:
+        # The brokers hold the cluster's identity but no controller holds its
+        # metadata. A new initial voter set would start an empty metadata log
+        # under the old id, and the brokers would follow it: every topic they
+        # host would be unknown to it. Nothing here can rebuild that log.
+        lost = ", ".join(sorted(n["host"] for n in controllers))
+        raise IdentityError(
+            f"controller(s) {lost} have no metadata (no meta.properties in their metadata directory) while "
+            f"{', '.join(sorted(ids[existing]))} are formatted for cluster {existing}; formatting the controllers "
+            "as a new quorum would start an empty metadata log under that cluster id. Refusing to format anything. "
+            "Check that each controller's metadata directory is the one it had (a missing mount), "
+            f"then follow {RECOVERY_DOC}."
+        )
     directory_ids = {str(n["node_id"]): uuid() for n in controllers} if bootstrap else {}
     # Must be the same string on every controller: it is the initial voter set.
     voters = (

@@ -45,6 +45,7 @@ except ImportError as exc:  # reported by the modules with missing_required_lib
     IMPORT_ERROR = exc
 
 ERRORS_OK = (None, "OK", 0)
+NO_ANSWER = "the cluster did not answer for it"
 
 # The connection options of every module that uses this adapter (see the
 # stretch.kafka.kafka_admin doc fragment).
@@ -56,7 +57,8 @@ ARGUMENT_SPEC = {
 # The cluster-wide default of every broker's dynamic configs (min.insync.replicas
 # among them) is the broker resource with an empty name.
 CLUSTER_DEFAULT = ""
-DYNAMIC_DEFAULT_BROKER_CONFIG = 3  # Kafka's ConfigSource of a value set for every broker
+# Kafka's ConfigSource of a value set on the topic itself, on the broker itself, for every broker.
+DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 1, 2, 3
 MATCH_ANY = 2  # DescribeClientQuotas match type: any entity of the type, default included
 
 
@@ -369,28 +371,54 @@ class Admin:
         for topic in self.client.describe_topics():
             if topic["error_code"]:
                 raise AdminError(f"cannot describe topic {topic['name']}: error {topic['error_code']}")
+            failed = [f"{topic['name']}-{p['partition_index']}" for p in topic["partitions"] if p.get("error_code")]
+            if failed:
+                raise AdminError(f"cannot describe partition(s) {', '.join(failed)}")
             parts = {p["partition_index"]: list(p["replica_nodes"]) for p in topic["partitions"]}
             result[topic["name"]] = {"partitions": parts, "internal": topic["is_internal"]}
         return result
 
+    def _describe_configs(self, kind, names):
+        """{name: [config entries]} of every name; AdminError naming each one the cluster did not describe.
+
+        kafka-python's describe_configs turns a resource the cluster could not
+        describe into an empty set of configs, which would read as "nothing
+        set"; the raw replies keep the error. A broker's own configs are asked
+        of that broker, as Kafka requires.
+        """
+        if kind == "broker":
+            batches = [([_resource(kind, n)], int(n)) for n in names]
+        else:
+            batches = [([_resource(kind, n) for n in names], None)]
+        found, errors = {}, []
+        for resources, node in batches:
+            response = self._send(KafkaAdminClient._describe_configs_request(resources), node)
+            for result in response.results:
+                if result.error_code:
+                    errors.append(f"{kind} {result.resource_name}: {result.error_message or result.error_code}")
+                else:
+                    found[result.resource_name] = result.configs
+        failed = {e.split(":")[0] for e in errors}
+        errors += [f"{kind} {n}: {NO_ANSWER}" for n in names if str(n) not in found and f"{kind} {n}" not in failed]
+        if errors:
+            raise AdminError("cannot describe the configs of " + "; ".join(errors))
+        return {name: found[str(name)] for name in names}
+
     def _dynamic_configs(self, kind, names, source):
         if not names:
             return {}
-        resources = [_resource(kind, n) for n in names]
-        described = self.client.describe_configs(resources, config_filter="modified")
-        found = described.get(kind, {})
+        described = self._describe_configs(kind, names)
         return {
-            name: {k: c["value"] for k, c in found.get(str(name), {}).items() if c["config_source"] == source}
-            for name in names
+            name: {c.name: c.value for c in configs if c.config_source == source} for name, configs in described.items()
         }
 
     def topic_configs(self, names):
         """{topic: {key: value}} of the configs set on each topic itself."""
-        return self._dynamic_configs("topic", list(names), "DYNAMIC_TOPIC_CONFIG")
+        return self._dynamic_configs("topic", list(names), DYNAMIC_TOPIC_CONFIG)
 
     def broker_configs(self, ids):
         """{broker id: {key: value}} of the dynamic configs set on each broker itself."""
-        return self._dynamic_configs("broker", list(ids), "DYNAMIC_BROKER_CONFIG")
+        return self._dynamic_configs("broker", list(ids), DYNAMIC_BROKER_CONFIG)
 
     def cluster_id(self):
         return self.client.describe_cluster().get("cluster_id")
@@ -502,8 +530,14 @@ class Admin:
         return None
 
     def not_preferred(self):
-        """[(topic, partition)] led by another replica than the first of its list."""
-        partitions, _ = self.partitions()
+        """[(topic, partition)] led by another replica than the first of its list.
+
+        A partition the cluster could not describe is an AdminError: it is not
+        known to be led by its preferred replica.
+        """
+        partitions, errors = self.partitions()
+        if errors:
+            raise AdminError("cannot tell which partitions are led by their preferred replica: " + "; ".join(errors))
         return [(p["topic"], p["partition"]) for p in partitions if p["replicas"] and p["leader"] != p["replicas"][0]]
 
     def elect_preferred_everywhere(self):
@@ -518,12 +552,14 @@ class Admin:
         for topic, p in moved:
             by_topic.setdefault(topic, []).append(p)
         reply = self.client.elect_leaders(0, by_topic, timeout_ms=self.timeout_ms, raise_errors=False)
-        failed = []
+        failed, answered = [], set()
         for result in _election_results(reply):
+            answered.add((result["topic"], result["partition"]))
             if result["error_code"] not in (0, ELECTION_NOT_NEEDED):
                 failed.append(
                     f"{result['topic']}-{result['partition']}: {result['error_message'] or result['error_code']}"
                 )
+        failed += [f"{t}-{p}: {NO_ANSWER}" for t, p in moved if (t, p) not in answered]
         return [f"{t}-{p}" for t, p in moved], failed
 
     def reassignments(self):
@@ -551,10 +587,11 @@ class Admin:
         return result
 
     # -- writing (each takes validate_only) --------------------------------
-    def _send(self, request):
+    def _send(self, request, node_id=None):
+        """Send a raw request, to node_id when the request must go to one broker."""
         self.client  # noqa: B018  connects on first use
         manager = self.raw._manager  # noqa: SLF001  kafka-python has no public raw-request API
-        return retrying(manager.run)(manager.send, request)
+        return retrying(manager.run)(manager.send, request, node_id)
 
     def create_topics(self, creates, validate_only=False):
         if not creates:
@@ -581,8 +618,9 @@ class Admin:
         if not changes:
             return {}
         resources = [_resource(kind, name, change) for name, change in changes.items()]
-        reply = self.client.alter_configs(resources, validate_only=validate_only, raise_on_unknown=False)
-        return {name: _reason(r) for name, r in reply.get(kind, {}).items() if r not in ERRORS_OK}
+        reply = self.client.alter_configs(resources, validate_only=validate_only, raise_on_unknown=False).get(kind, {})
+        answers = {name: reply.get(str(name), NO_ANSWER) for name in changes}
+        return {name: _reason(r) for name, r in answers.items() if r not in ERRORS_OK}
 
     def alter_quotas(self, changes, validate_only=False):
         """changes: {entity key: {"set": {...}, "delete": [...]}}; returns {entity key: error}."""

@@ -67,7 +67,10 @@ def _listener(listeners, purpose, name):
     if name not in listeners:
         known = ", ".join(sorted(listeners))
         raise ModelError(f"{PURPOSES[purpose]}={name!r} is not a key of kafka_listeners ({known})")
-    return {"name": name, **listeners[name]}
+    spec = listeners[name]
+    if not isinstance(spec, dict):
+        raise ModelError(f"kafka_listeners.{name} must be a mapping such as {{port: 9092, protocol: SASL_SSL}}")
+    return {"name": name, **spec}
 
 
 def _stream_acls(settings):

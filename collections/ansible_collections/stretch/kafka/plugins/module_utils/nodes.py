@@ -46,14 +46,26 @@ def bound_listeners(listeners, controller_listener, roles):
     return names
 
 
-def listener_record(name, host, spec):
-    """The record of one listener a node binds, reached at host."""
+def listener_port(node, name, spec):
+    """The port of listener name, which node binds; NodeError naming both when it has none."""
+    port = spec.get("port") if isinstance(spec, dict) else None
+    if port is None or port == "":
+        raise NodeError(
+            f"{node}: listener {name} has no port: set kafka_listeners.{name}.port (and its protocol), "
+            "e.g. {port: 9092, protocol: SASL_SSL}"
+        )
+    return port
+
+
+def listener_record(name, host, spec, node=None):
+    """The record of one listener a node binds, reached at host; node (default host) names it in an error."""
+    port = listener_port(node or host, name, spec)
     return {
         "name": name,
         "host": host,
-        "port": spec["port"],
+        "port": port,
         "protocol": spec.get("protocol"),
-        "endpoint": f"{host}:{spec['port']}",
+        "endpoint": f"{host}:{port}",
     }
 
 
@@ -79,7 +91,7 @@ def node_records(groups, hostvars, controllers_group, brokers_group, listeners, 
                 "advertised_host": str(advertised),
                 "principal": str(hv.get("kafka_tls_principal") or host),
                 "listeners": {
-                    name: listener_record(name, str(advertised), listeners[name])
+                    name: listener_record(name, str(advertised), listeners[name], node=host)
                     for name in bound_listeners(listeners, controller_listener, roles)
                 },
             }

@@ -90,6 +90,25 @@ def nonempty(changes):
     return {name: c for name, c in sorted(changes.items()) if c["set"] or c["delete"]}
 
 
+def throttle_brokers(state, brokers):
+    """The brokers whose own throttle rates are read, for a throttle to be "present" or "absent".
+
+    brokers: {broker id: {"dc", "fenced"}}, the registered brokers. "present"
+    reads the unfenced ones: a lost DC's brokers are fenced and cannot answer,
+    and the cluster-wide rates hold for them. "absent" must read every one,
+    since a rate a broker holds itself overrides the defaults: a fenced
+    broker cannot be read, so the throttle cannot be confirmed absent, and
+    that is a QuotaError naming it.
+    """
+    fenced = sorted(b for b, info in brokers.items() if info["fenced"])
+    if state == "absent" and fenced:
+        raise QuotaError(
+            f"the replication throttle cannot be confirmed absent: broker(s) {', '.join(map(str, fenced))} are "
+            "fenced, so a throttle rate set on them cannot be read or removed; remove it once they are back"
+        )
+    return sorted(b for b, info in brokers.items() if not info["fenced"])
+
+
 def throttle_plan(state, rate, broker_configs, topic_configs, cluster_configs=None):
     """Changes that apply (state "present") or remove the replication throttle.
 

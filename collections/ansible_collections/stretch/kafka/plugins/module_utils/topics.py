@@ -303,8 +303,24 @@ def throttle_plan(moves, current, broker_ids, rate, broker_configs, topic_config
     return {"apply": apply, "restore": restore}
 
 
+def _write(admin, kind, changes, failed):
+    """Send one kind of config change; record what the cluster refused in failed; return the names it took."""
+    errors = admin.alter_configs(kind, changes)
+    failed.update({f"{kind} {name}": why for name, why in errors.items()})
+    return [name for name in changes if name not in errors]
+
+
+def _listed_errors(failed):
+    return "; ".join(f"{what}: {why}" for what, why in sorted(failed.items()))
+
+
 def reassign(admin, changes, current, broker_ids, rate, timeout):
-    """Move partitions onto the placement under a throttle, wait, elect, and put the throttle back as it was."""
+    """Move partitions onto the placement under a throttle, wait, elect, and put the throttle back as it was.
+
+    A throttle the cluster refuses to set stops the run before anything
+    moves (what was set is put back); one it refuses to remove fails the run,
+    naming where it stays.
+    """
     moves = changes["reassign"]
     plan_ = throttle_plan(
         moves,
@@ -315,8 +331,18 @@ def reassign(admin, changes, current, broker_ids, rate, timeout):
         admin.topic_configs(list(moves)),
         admin.cluster_configs(),
     )
-    admin.alter_configs("broker", plan_["apply"]["brokers"])
-    admin.alter_configs("topic", plan_["apply"]["topics"])
+    failed = {}
+    set_brokers = _write(admin, "broker", plan_["apply"]["brokers"], failed)
+    set_topics = _write(admin, "topic", plan_["apply"]["topics"], failed) if not failed else []
+    if failed:
+        undone = {}
+        _write(admin, "topic", nonempty({n: plan_["restore"]["topics"][n] for n in set_topics}), undone)
+        _write(admin, "broker", nonempty({b: plan_["restore"]["brokers"][b] for b in set_brokers}), undone)
+        left = f"; and what was set could not be put back ({_listed_errors(undone)})" if undone else ""
+        raise TopicError(
+            f"the replication throttle for the move could not be set ({_listed_errors(failed)}); "
+            f"nothing was moved{left}"
+        )
     refused = admin.reassign(moves)
     if refused:
         raise TopicError(f"the cluster refused reassignments: {refused}")
@@ -328,8 +354,14 @@ def reassign(admin, changes, current, broker_ids, rate, timeout):
             "the throttle stays until a later run sees them finish"
         )
     admin.elect_preferred(partitions)
-    admin.alter_configs("topic", nonempty(plan_["restore"]["topics"]))
-    admin.alter_configs("broker", nonempty(plan_["restore"]["brokers"]))
+    _write(admin, "topic", nonempty(plan_["restore"]["topics"]), failed)
+    _write(admin, "broker", nonempty(plan_["restore"]["brokers"]), failed)
+    if failed:
+        raise TopicError(
+            f"the partitions moved, but the replication throttle they moved under could not be removed "
+            f"({_listed_errors(failed)}); it slows replication there until it is: playbooks/quotas.yml puts "
+            "the throttle back as declared"
+        )
     return partitions
 
 

@@ -165,9 +165,17 @@ def check_dcs(nodes):
 
 def check_controller_quorum(nodes):
     """The voters must span three DCs and survive the loss of any one of them."""
-    voters = [n for n in nodes if n.is_controller and n.dc]
+    voters = [n for n in nodes if n.is_controller]
     if not voters:
         return ["no controllers: put at least three hosts, in three DCs, in the kafka_controllers group"]
+    undecided = [n.host for n in voters if not n.dc]
+    if undecided:
+        # Judged without them, the spread would be wrong (a DC whose group
+        # sets no kafka_dc would vanish from the quorum), so it is not judged.
+        return [
+            f"the quorum's spread over DCs cannot be judged: controller(s) {', '.join(undecided)} have no "
+            "kafka_dc; set it in the group_vars of each one's DC group"
+        ]
     per_dc = Counter(n.dc for n in voters)
     errors = []
     if len(per_dc) < MIN_CONTROLLER_DCS:

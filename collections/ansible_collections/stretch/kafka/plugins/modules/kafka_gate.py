@@ -21,7 +21,7 @@ options:
     description: The gate to check.
     type: str
     required: true
-    choices: [broker_down_safe, broker_back, broker_drained, controller_down_safe, controller_back,
+    choices: [broker_down_safe, broker_back, broker_drained, broker_stopped, controller_down_safe, controller_back,
               quorum_ready, cluster_ready, cluster_healthy]
   node_id:
     description: The node being restarted (the node gates).
@@ -89,6 +89,11 @@ polls:
   description: How many times the cluster was read.
   returned: always
   type: int
+registered:
+  description: The ids of the registered brokers in the last snapshot read; null when they were not read.
+  returned: always
+  type: list
+  elements: int
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
@@ -141,7 +146,12 @@ def main():
     finally:
         admin.close()
     snapshot = outcome.pop("snapshot") or {}
-    result = {"changed": False, **outcome, "report": gates.report(snapshot, params["nodes"]) if params["nodes"] else []}
+    result = {
+        "changed": False,
+        **outcome,
+        "report": gates.report(snapshot, params["nodes"]) if params["nodes"] else [],
+        "registered": gates.registered(snapshot),
+    }
     if not outcome["passed"] and params["wait"]:
         where = f" for node {params['node_id']}" if params["node_id"] is not None else ""
         module.fail_json(

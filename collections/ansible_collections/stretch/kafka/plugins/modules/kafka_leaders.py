@@ -46,12 +46,7 @@ def main():
     module = AnsibleModule(argument_spec=dict(kafka_admin.ARGUMENT_SPEC), supports_check_mode=True)
     with kafka_admin.session(module) as admin:
         if module.check_mode:
-            partitions, _ = admin.partitions()
-            due = [
-                f"{p['topic']}-{p['partition']}"
-                for p in partitions
-                if p["replicas"] and p["leader"] != p["replicas"][0]
-            ]
+            due = [f"{topic}-{p}" for topic, p in admin.not_preferred()]
             module.exit_json(changed=bool(due), elected=due, failed=[])
         elected, failed = admin.elect_preferred_everywhere()
     if failed:

@@ -71,7 +71,7 @@ def describe(kind, changes, label=str):
 def throttle_changes(admin, throttle):
     if not throttle:
         return {"cluster": {"set": {}, "delete": []}, "brokers": {}, "topics": {}}
-    brokers = [b for b, info in admin.brokers().items() if not info["fenced"]]
+    brokers = quotas.throttle_brokers(throttle.get("state"), admin.brokers())
     return quotas.throttle_plan(
         throttle.get("state"),
         throttle.get("rate"),
@@ -88,7 +88,10 @@ def cluster_errors(error):
 def run(module, admin, declared):
     params = module.params
     changes = quotas.plan(declared, admin.quotas(), params["remove_undeclared"])
-    throttle = throttle_changes(admin, params["replication_throttle"])
+    try:
+        throttle = throttle_changes(admin, params["replication_throttle"])
+    except quotas.QuotaError as exc:
+        module.fail_json(msg=str(exc))
     lines = describe("quota", changes, quotas.entity_label)
     cluster = throttle["cluster"]
     lines += describe("cluster-wide", quotas.nonempty({"defaults": cluster}))

@@ -21,6 +21,13 @@ options:
     type: list
     elements: str
     default: []
+  brokers:
+    description:
+      - Every broker in the inventory; all must have reported before the controllers are formatted as a new quorum.
+      - Formatted brokers under controllers that have no metadata are refused, never taken for a new cluster.
+    type: list
+    elements: str
+    default: []
   cluster_id:
     description: An operator-chosen cluster id; must match the formatted nodes if any.
     type: str
@@ -31,6 +38,7 @@ EXAMPLES = r"""
   stretch.kafka.storage_plan:
     nodes: "{{ ansible_play_hosts | map('extract', hostvars, 'kafka_node_storage_report') }}"
     controllers: "{{ groups['kafka_controllers'] }}"
+    brokers: "{{ groups['kafka_brokers'] }}"
     cluster_id: "{{ kafka_cluster_id }}"
   run_once: true
 """

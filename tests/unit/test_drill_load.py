@@ -1,0 +1,63 @@
+"""A drill's load fails it on every write not confirmed: lost, reordered, failed with an error, or never answered."""
+
+import pytest
+
+from stretch.drill import Load, load_problems
+
+CLEAN = {"sent": 100, "acknowledged": 100, "lost": 0, "reordered": 0, "produce_errors": 0, "unconfirmed": 0,
+         "produce_error_kinds": [], "dcs": {}, "latency_p99_ms": 10.0, "warmup_seconds": 5.0,
+         "warmup_latency_p99_ms": 40.0, "longest_stall_seconds": 0.1}  # fmt: skip
+
+
+class FinishedLoad:
+    """A BackgroundLoad that has already run, with this report."""
+
+    def __init__(self, report):
+        self._report = report
+
+    def stop(self):
+        return ""
+
+    def report(self):
+        return self._report
+
+
+def leave(report):
+    """Leave a drill's `with Load(...)` block without an error, over a load that reported report."""
+    load = Load.__new__(Load)
+    load.label, load.figures, load.load, load.rtt = "a step", {"loads": {}}, FinishedLoad(report), None
+    load.__exit__(None, None, None)
+    return load.figures["loads"]["a step"]
+
+
+@pytest.fixture(autouse=True)
+def no_wait(monkeypatch):
+    monkeypatch.setattr("stretch.drill.time.sleep", lambda seconds: None)
+
+
+def test_a_clean_load_passes_the_drill():
+    assert load_problems(CLEAN) == []
+    assert leave(CLEAN) == CLEAN
+
+
+@pytest.mark.parametrize(
+    ("outcome", "problem"),
+    [
+        ({"produce_errors": 2, "acknowledged": 98, "produce_error_kinds": ["_MSG_TIMED_OUT"]},
+         "2 write(s) failed with an error (_MSG_TIMED_OUT)"),
+        ({"unconfirmed": 3, "acknowledged": 97}, "3 write(s) neither acknowledged nor reported failed"),
+        ({"lost": 1}, "1 acknowledged record(s) lost"),
+        ({"reordered": 1}, "1 record(s) reordered within a partition"),
+        ({"acknowledged": 0, "sent": 0}, "no write was acknowledged"),
+    ],
+)  # fmt: skip
+def test_a_write_that_was_not_confirmed_fails_the_drill(outcome, problem):
+    report = {**CLEAN, **outcome}
+    assert any(problem in p for p in load_problems(report)), load_problems(report)
+    with pytest.raises(AssertionError, match=problem.split(" (")[0].replace("(", r"\(").replace(")", r"\)")):
+        leave(report)
+
+
+def test_a_report_without_a_count_fails_the_drill():
+    report = {k: v for k, v in CLEAN.items() if k != "unconfirmed"}
+    assert load_problems(report) == ["the load's report has no unconfirmed count"]

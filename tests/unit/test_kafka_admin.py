@@ -1,0 +1,153 @@
+"""The admin adapter's reads fail closed: a partition, a resource or an answer the cluster left out is an error."""
+
+import pytest
+from kafka.admin import KafkaAdminClient
+from kafka.protocol.admin.configs import DescribeConfigsResponse
+
+from ansible_collections.stretch.kafka.plugins.module_utils.kafka_admin import Admin, AdminError
+
+LEADER_NOT_AVAILABLE = 5
+UNKNOWN_TOPIC_OR_PARTITION = 3
+DYNAMIC_TOPIC_CONFIG = 1
+TOPIC = 2
+Result = DescribeConfigsResponse.DescribeConfigsResult
+Config = Result.DescribeConfigsResourceResult
+
+
+def partition(index, leader, replicas, error_code=0):
+    return {
+        "partition_index": index,
+        "leader_id": leader,
+        "replica_nodes": replicas,
+        "isr_nodes": replicas,
+        "error_code": error_code,
+    }
+
+
+class FakeClient:
+    """kafka-python's admin client as far as the adapter uses it; records elections.
+
+    Configs are described from the same raw DescribeConfigs answers the
+    adapter's own requests get (describing()), through kafka-python's own
+    processing of them.
+    """
+
+    def __init__(self, topics=(), elected=None, altered=None, send=None):
+        self._topics = list(topics)
+        self._elected = elected
+        self._altered = altered
+        self._send = send
+        self.elections = []
+
+    def describe_topics(self):
+        return self._topics
+
+    def elect_leaders(self, election_type, by_topic, timeout_ms, raise_errors):
+        self.elections.append(by_topic)
+        return self._elected(by_topic)
+
+    def alter_configs(self, resources, validate_only, raise_on_unknown):
+        return self._altered(resources)
+
+    def describe_configs(self, resources, config_filter="modified"):
+        response = self._send(KafkaAdminClient._describe_configs_request(resources))
+        return KafkaAdminClient._describe_configs_process_responses([response], config_filter)
+
+
+def admin_over(client):
+    admin = Admin("b1:9092")
+    admin._client = client
+    if client._send is not None:
+        admin._send = client._send
+    return admin
+
+
+def topic(name, *partitions):
+    return {"name": name, "error_code": 0, "is_internal": False, "partitions": list(partitions)}
+
+
+def test_a_partition_that_could_not_be_described_is_not_taken_for_a_preferred_one():
+    client = FakeClient([topic("orders", partition(0, -1, [101, 201], LEADER_NOT_AVAILABLE), partition(1, 201, [201]))])
+    with pytest.raises(AdminError, match="orders-0"):
+        admin_over(client).not_preferred()
+
+
+def test_the_election_fails_when_a_partition_it_asked_for_has_no_answer():
+    client = FakeClient(
+        [topic("orders", partition(0, 201, [101, 201]), partition(1, 101, [201, 101]))],
+        elected=lambda by_topic: {
+            "replica_election_results": [
+                {"topic": "orders", "partition_result": [{"partition_id": 0, "error_code": 0, "error_message": None}]}
+            ]
+        },
+    )
+    moved, failed = admin_over(client).elect_preferred_everywhere()
+    assert moved == ["orders-0", "orders-1"]
+    assert failed == ["orders-1: the cluster did not answer for it"]
+
+
+def test_topics_fail_on_a_partition_the_cluster_could_not_describe():
+    client = FakeClient([topic("orders", partition(0, 101, [101]), partition(1, -1, [201], LEADER_NOT_AVAILABLE))])
+    with pytest.raises(AdminError, match="orders-1"):
+        admin_over(client).topics()
+
+
+def config(name, value, source=DYNAMIC_TOPIC_CONFIG):
+    return Config(name=name, value=value, read_only=False, config_source=source, is_sensitive=False, synonyms=[],
+                  config_type=0, documentation=None)  # fmt: skip
+
+
+def describing(answers):
+    """A raw-request sender answering DescribeConfigs from {resource name: [configs], or an error code}."""
+
+    def send(request, node_id=None):
+        results = []
+        for _, name, _ in request.resources:
+            if name not in answers:
+                continue
+            answer = answers[name]
+            failed = isinstance(answer, int)
+            results.append(
+                Result(
+                    error_code=answer if failed else 0,
+                    error_message="gone" if failed else None,
+                    resource_type=TOPIC,
+                    resource_name=name,
+                    configs=[] if failed else answer,
+                )  # fmt: skip
+            )
+        return DescribeConfigsResponse(throttle_time_ms=0, results=results)
+
+    return send
+
+
+def test_topic_configs_read_only_what_is_set_on_the_topic():
+    send = describing({"orders": [config("retention.ms", "1000"), config("cleanup.policy", "delete", 5)]})
+    assert admin_over(FakeClient(send=send)).topic_configs(["orders"]) == {"orders": {"retention.ms": "1000"}}
+
+
+def test_configs_the_cluster_could_not_describe_are_an_error_not_an_empty_set():
+    send = describing({"orders": [config("retention.ms", "1000")], "payments": UNKNOWN_TOPIC_OR_PARTITION})
+    with pytest.raises(AdminError, match="topic payments: gone"):
+        admin_over(FakeClient(send=send)).topic_configs(["orders", "payments"])
+
+
+def test_configs_missing_from_the_reply_are_an_error_not_an_empty_set():
+    send = describing({"orders": [config("leader.replication.throttled.replicas", "*")]})
+    with pytest.raises(AdminError, match="topic payments: the cluster did not answer for it"):
+        admin_over(FakeClient(send=send)).topic_configs(["orders", "payments"])
+
+
+def test_a_config_change_without_an_answer_for_a_resource_is_an_error():
+    client = FakeClient(altered=lambda resources: {"topic": {"orders": "OK"}})
+    change = {"set": {"retention.ms": "1000"}, "delete": []}
+    errors = admin_over(client).alter_configs("topic", {"orders": change, "payments": change})
+    assert errors == {"payments": "the cluster did not answer for it"}
+
+
+def test_a_broker_config_change_the_cluster_refuses_is_named_by_the_broker_id_it_was_asked_for():
+    client = FakeClient(
+        altered=lambda resources: {"broker": {"101": "OK", "202": "[Error 29] ClusterAuthorizationFailedError: no"}}
+    )
+    change = {"set": {"leader.replication.throttled.rate": "1000"}, "delete": []}
+    assert admin_over(client).alter_configs("broker", {101: change, 202: change}) == {202: "no"}
