@@ -296,7 +296,7 @@ def logs_in(bootstrap_servers, client_config, username, password, mechanism, tim
     """
     config = dict(client_config or {})
     config.update(sasl_mechanism=mechanism, sasl_plain_username=username, sasl_plain_password=password)
-    for _ in range(attempts):
+    for _attempt in range(attempts):
         failed = _login(bootstrap_servers, config, timeout)
         if failed is None:
             return True
@@ -503,7 +503,7 @@ class Admin:
 
     def not_preferred(self):
         """[(topic, partition)] led by another replica than the first of its list."""
-        partitions, _ = self.partitions()
+        partitions, _unread = self.partitions()
         return [(p["topic"], p["partition"]) for p in partitions if p["replicas"] and p["leader"] != p["replicas"][0]]
 
     def elect_preferred_everywhere(self):
@@ -645,7 +645,7 @@ class Admin:
         if not entries:
             return []
         failures = []
-        for acl_filter, _, error in self.client.delete_acls([_acl(e, ACLFilter) for e in entries]):
+        for acl_filter, _matched, error in self.client.delete_acls([_acl(e, ACLFilter) for e in entries]):
             if error is not None and getattr(error, "errno", 0):
                 failures.append(f"{_entry(acl_filter)}: {error}")
         return failures

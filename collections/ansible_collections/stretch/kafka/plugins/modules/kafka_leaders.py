@@ -46,7 +46,7 @@ def main():
     module = AnsibleModule(argument_spec=dict(kafka_admin.ARGUMENT_SPEC), supports_check_mode=True)
     with kafka_admin.session(module) as admin:
         if module.check_mode:
-            partitions, _ = admin.partitions()
+            partitions, _unread = admin.partitions()
             due = [
                 f"{p['topic']}-{p['partition']}"
                 for p in partitions

@@ -111,7 +111,7 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 def missing_packages(module, packages):
     if not packages:
         return []
-    rc, out, _ = module.run_command(["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\\n", *packages])
+    rc, out, _err = module.run_command(["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\\n", *packages])
     installed = {line.split()[0] for line in out.splitlines() if line.endswith(" installed")}
     return [p for p in packages if p not in installed]
 
@@ -149,7 +149,7 @@ def sha256(path):
 
 
 def systemctl(module, verb, unit):
-    rc, out, _ = module.run_command(["systemctl", verb, unit])
+    rc, out, _err = module.run_command(["systemctl", verb, unit])
     return rc == 0 and out.strip() in ("active", "enabled")
 
 
