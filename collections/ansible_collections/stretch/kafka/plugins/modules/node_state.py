@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: node_state
 short_description: Read what a Kafka node already has, in one round trip
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Reports the OS packages that are missing, whether the service user exists as declared,
     whether a release is unpacked, the checksum of a file, the node's meta.properties, and
