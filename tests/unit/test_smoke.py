@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
 from stretch.smoke import checks, locality, netcount, records
-from stretch.smoke.__main__ import dc_networks, parse_args, problems, spark_clusters
+from stretch.smoke.run import dc_networks, parse_args, problems, spark_clusters
 
 METRICS = """# HELP kafka_server_brokertopicmetrics_bytesout_total Bytes out
 # TYPE kafka_server_brokertopicmetrics_bytesout_total counter
