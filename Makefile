@@ -72,11 +72,14 @@ down:
 wan:
 	python -m stretch.wan $(if $(RTT),set --rtt $(RTT) $(if $(TIEBREAKER_RTT),--tiebreaker-rtt $(TIEBREAKER_RTT)),show)
 
+# ansible-test sanity on the collection, for Python 3.11 (the nodes' Debian 12
+# and the controller's virtualenv), in the virtualenvs setup-python made.
 lint:
 	yamllint --strict .
 	ansible-lint --profile production
 	ruff check .
 	ruff format --check .
+	cd collections/ansible_collections/stretch/kafka && ansible-test sanity --python 3.11 --local
 
 unit:
 	python -m pytest -p no:cacheprovider -q tests/unit tests/preflight

@@ -40,6 +40,19 @@ if [ ! -x .venv/bin/ansible-playbook ] || [ requirements.txt -nt .venv/.installe
   touch .venv/.installed
 fi
 
+# ansible-test sanity (make lint) runs most of its tests in virtualenvs of
+# their own (~/.ansible/test/venv), bootstrapped with a get-pip.py it fetches
+# from outside the package index unless its cache holds one: ours, from
+# ensurepip. The virtualenvs are made here, from the package index, once;
+# every later `make lint` uses them without the network.
+pip_version=$(.venv/bin/python -c 'import types
+from ansible_test._internal.python_requirements import get_venv_packages
+print(get_venv_packages(types.SimpleNamespace(version="3.11"))["pip"])')
+get_pip=~/.ansible/test/cache/get_pip_${pip_version//./_}.py
+cmp -s testbed/ansible-test-get-pip.py "$get_pip" || install -D -m 0644 testbed/ansible-test-get-pip.py "$get_pip"
+(PATH="$PWD/.venv/bin:$PATH" && cd collections/ansible_collections/stretch/kafka &&
+  ansible-test sanity --prime-venvs --python 3.11 --local)
+
 # promtool (the alert rules' tests), prometheus and its blackbox exporter
 # (the live alert check, and its TLS probe of the certificates), from
 # Debian's packages, unpacked into the virtualenv rather than installed:

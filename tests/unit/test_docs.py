@@ -1,5 +1,6 @@
 """The roles' documented interface: defaults, argument specs and docs/variables.md agree."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,20 @@ def test_every_documented_default_is_a_real_default(role):
     for name, spec in docs_variables.options(role).items():
         if "default" in spec:
             assert name in have, f"{role}: {name}'s spec has a default, defaults/main.yml has none"
+
+
+def tested_platform():
+    """The platform the roles are tested on: the Debian suite of the testbed's node image."""
+    script = (REPO / "testbed" / "build-image.sh").read_text()
+    suites = re.findall(r'^debootstrap .* (\w+) "\$rootfs"', script, re.MULTILINE)
+    assert len(suites) == 1, f"testbed/build-image.sh: expected one debootstrap of the image, found {suites}"
+    return {"name": "Debian", "versions": suites}
+
+
+@pytest.mark.parametrize("role", sorted(path.name for path in (REPO / "roles").iterdir()))
+def test_a_roles_platforms_are_the_one_it_is_tested_on(role):
+    meta = yaml.safe_load((REPO / "roles" / role / "meta" / "main.yml").read_text())
+    assert meta["galaxy_info"]["platforms"] == [tested_platform()], f"{role}: meta/main.yml's platforms"
 
 
 @pytest.mark.parametrize("role", docs_variables.ROLES)

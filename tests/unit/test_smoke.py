@@ -12,7 +12,7 @@ from confluent_kafka import Producer
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
 from ansible_collections.stretch.kafka.plugins.filter.spark_config import smoke_spark_files, smoke_spark_problems
 from stretch.smoke import checks, locality, netcount, records
-from stretch.smoke.__main__ import dc_networks, parse_args, problems, spark_clusters
+from stretch.smoke.run import dc_networks, parse_args, problems, spark_clusters
 
 METRICS = """# HELP kafka_server_brokertopicmetrics_bytesout_total Bytes out
 # TYPE kafka_server_brokertopicmetrics_bytesout_total counter

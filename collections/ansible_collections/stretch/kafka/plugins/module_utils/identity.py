@@ -36,7 +36,7 @@ def parse_meta_properties(text):
         line = line.strip()
         if not line or line.startswith(("#", "!")) or "=" not in line:
             continue
-        key, _, value = line.partition("=")
+        key, _equals, value = line.partition("=")
         props[key.strip()] = value.strip()
     return props
 

@@ -2,10 +2,11 @@
 
 The kafka role compiles it (the stretch.kafka.cluster filter in
 roles/kafka/vars/main.yml) from the inventory's groups, every node's host
-variables and the cluster's settings; stretch/cluster.py compiles it through
-that same variable, so the playbooks, the tests and the tools read one model.
-Nothing downstream derives a node's DC, a listener's address or a client's
-settings again: it reads a field.
+variables and the cluster's settings. Nothing in the roles derives a node's
+DC, a listener's address or a client's settings again: they read a field.
+The tests and tools (stretch/cluster.py) read the nodes through the same
+node_records (module_utils/nodes.py), and compose their clients' settings
+with the same module_utils/security.py.
 
 settings (the kafka role's variables, by purpose):
     controllers_group, brokers_group   the two inventory groups

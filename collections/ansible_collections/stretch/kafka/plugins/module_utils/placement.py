@@ -198,7 +198,7 @@ def _matched(brokers_by_dc, rf, partitions, current, weights):
                 result[p] = take(min(match, key=lambda k: free[k][0][0]))
     # New partitions take what is left, in the ideal order.
     leftovers = sorted(entry for entries in free.values() for entry in entries)
-    for p, (_, replicas) in zip(sorted(set(range(partitions)) - set(result)), leftovers, strict=True):
+    for p, (_position, replicas) in zip(sorted(set(range(partitions)) - set(result)), leftovers, strict=True):
         result[p] = replicas
     return result
 
@@ -312,7 +312,7 @@ def _repaired(brokers_by_dc, rf, partitions, current, weights):
     fresh_load = Counter(b for r in ideal(brokers_by_dc, rf, partitions, weights) for b in r)
     for dc in dcs:
         load = Counter({b: 0 for b in members[dc]})
-        load.update(b for _, kept in slots[dc].values() for b in kept)
+        load.update(b for _want, kept in slots[dc].values() for b in kept)
         spread = max(fresh_load[b] for b in members[dc]) - min(fresh_load[b] for b in members[dc])
         led = {p for p in range(partitions) if lead[p] == dc}
         _balance_replicas(members[dc], slots[dc], load, max(spread, 1), led)

@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: kafka_acls
 short_description: Keep Kafka's ACLs as declared (deny by default)
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Expands each declaration (a principal, a resource, its operations) into Kafka's ACL
     entries, creates the ones the cluster lacks, and deletes the ones it has that are not

@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: kafka_cluster_settings
 short_description: Keep cluster-wide dynamic broker configs, such as min.insync.replicas, as declared
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Reads the cluster-wide default of the brokers' dynamic configs (the broker resource with
     an empty name) and sets the declared keys whose value differs, with one incremental

@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: kafka_gate
 short_description: Poll a health gate of the rolling restart until it passes or times out
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Reads the cluster (partitions and their ISR, min.insync.replicas per topic, registered
     brokers, the KRaft quorum) through Kafka's admin protocol, from one process, and checks

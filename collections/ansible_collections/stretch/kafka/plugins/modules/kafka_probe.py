@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: kafka_probe
 short_description: Prove the cluster writable with acks=all writes to every partition of the probe topic
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Metadata can show a leader for a partition while that leader is a dead broker the
     controllers have not fenced yet. This module writes to each partition of the probe

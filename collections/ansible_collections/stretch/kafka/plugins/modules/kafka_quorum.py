@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: kafka_quorum
 short_description: Plan, gate and check a change of the KRaft controller quorum's voters (KIP-853)
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Reads the quorum from the controllers (voters and observers with their directory ids, the
     high watermark) and works out, in module_utils/quorum.py, what it takes to add, remove or

@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: kafka_quotas
 short_description: Keep Kafka's client quotas and the replication throttle as declared
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Compares the declared client quotas (users, client ids, their combinations and defaults)
     with the cluster's and changes what differs, in one batched request, with no JVM.

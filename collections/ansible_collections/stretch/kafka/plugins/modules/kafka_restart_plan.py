@@ -4,8 +4,9 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: kafka_ops_restart_plan
+module: kafka_restart_plan
 short_description: Order the nodes of a rolling restart, the active controller last
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Asks the cluster which controller leads the quorum, and returns the hosts to restart in
     order, controllers first with the active one last, then the brokers, optionally restricted

@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: kafka_topics
 short_description: Create, grow, configure and place Kafka topics as declared
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Compares the declared topics with the cluster and changes what differs, through
     Kafka's admin protocol from one Python process (kafka-python), with no JVM.

@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: kafka_users
 short_description: Keep SCRAM users (name, password, mechanism) as declared
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Adds the declared users that have no credential for their mechanism, sets the password
     again for those whose declared password does not log in (a rotation, or drift), and

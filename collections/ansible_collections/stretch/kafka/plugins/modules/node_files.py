@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: node_files
 short_description: Lay down directories and files on a node in one round trip
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - The module half of the node_files action, which renders the templates on the controller
     (a file given as C(src), a template, with the task's variables and its own C(vars)) or takes

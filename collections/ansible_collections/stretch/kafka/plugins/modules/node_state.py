@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: node_state
 short_description: Read what a Kafka node already has, in one round trip
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Reports the OS packages that are missing, whether the service user exists as declared,
     whether a release is unpacked, the checksum of a file, the node's meta.properties, and
@@ -111,7 +112,7 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 def missing_packages(module, packages):
     if not packages:
         return []
-    rc, out, _ = module.run_command(["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\\n", *packages])
+    rc, out, _err = module.run_command(["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\\n", *packages])
     installed = {line.split()[0] for line in out.splitlines() if line.endswith(" installed")}
     return [p for p in packages if p not in installed]
 
@@ -149,7 +150,7 @@ def sha256(path):
 
 
 def systemctl(module, verb, unit):
-    rc, out, _ = module.run_command(["systemctl", verb, unit])
+    rc, out, _err = module.run_command(["systemctl", verb, unit])
     return rc == 0 and out.strip() in ("active", "enabled")
 
 

@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: storage_plan
 short_description: Keep the cluster id, and plan the formatting of unformatted nodes
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Reads every node's meta.properties (as gathered by the play) and returns the
     cluster id to use and the kafka-storage format arguments per unformatted node.

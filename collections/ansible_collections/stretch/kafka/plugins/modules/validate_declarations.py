@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: validate_declarations
 short_description: Refuse declared topics, quotas, a throttle, users or ACLs the cluster could not hold
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Checks each declared topic (name, fields, replication factor against the broker DCs),
     each declared client quota (entity types, keys, values), the replication throttle,

@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: validate_topology
 short_description: Refuse an inventory that cannot form a 2.5-DC stretch cluster
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Checks controller DC spread and majority, broker DCs, DC names that differ only in
     case, hosts in two DC groups, node ids, listeners and advertised addresses (what Kafka
