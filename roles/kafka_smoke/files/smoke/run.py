@@ -370,4 +370,3 @@ def main(argv=None):
     print("\n".join(summary(report)))
     print(f"  report: {args.report}; the Kafka clients' log: {report['client_log']}")
     return 0 if report["ok"] else 1
-
