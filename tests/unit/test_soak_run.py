@@ -385,7 +385,7 @@ def test_a_probe_never_started_is_not_stopped_and_one_that_failed_gives_its_erro
 
 
 def test_a_hard_interruption_of_the_command_names_the_heal(monkeypatch, capsys):
-    from stretch.soak import __main__ as command  # noqa: PLC0415  the command line only here
+    from stretch.soak import cli as command  # noqa: PLC0415  the command line only here
 
     monkeypatch.setattr(command, "main", lambda argv=None: (_ for _ in ()).throw(KeyboardInterrupt))
     assert command.interrupted_main([]) == 130
