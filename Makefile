@@ -15,7 +15,7 @@ LOCAL := -i inventories/local
 
 .PHONY: demo test setup setup-python setup-testbed up converge status smoke verify drills down lint unit molecule \
         bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
-        drill-upgrade drill-group drill-stream docs wan bench-wan
+        drill-upgrade drill-group drill-stream drill-active-active drill-active-active-short docs wan bench-wan
 
 demo: setup up converge smoke
 
@@ -28,11 +28,12 @@ setup-python:
 	testbed/setup-host.sh
 
 # The Kafka archive and jars from Maven Central, the Spark archive (from the
-# pinned pyspark), and the node image.
+# pinned pyspark), the streaming job's wheels from PyPI, and the node image.
 setup-testbed:
 	testbed/build-kafka-archive.sh
 	testbed/fetch-jars.sh
 	testbed/build-spark-archive.sh
+	testbed/fetch-wheels.sh
 	testbed/build-image.sh
 
 up:
@@ -129,6 +130,18 @@ bench-spark:
 # testbed (about 12 minutes; not in `make test`, for CI's budget).
 drill-stream:
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_stream_drill.py
+
+# The active/active streaming job on both DCs' Spark clusters in one consumer
+# group (playbooks/streaming.yml): a calm period (no rebalance, each DC local),
+# one DC's driver killed (takeover), restarted by systemd, the DC's nodes lost
+# and recovered, nothing missing; against the running testbed. The full drill
+# has 10 calm minutes (about 25 minutes in all); the short one 1 minute.
+# reports/active-active-drill.json.
+drill-active-active:
+	STRETCH_DRILL_FULL=1 python -m pytest -p no:cacheprovider -q -s tests/drills/test_active_active_drill.py
+
+drill-active-active-short:
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_active_active_drill.py
 
 # The active/active consumer group: two members per DC, one DC's members
 # killed, then its nodes, against the running testbed.

@@ -23,7 +23,8 @@ from confluent_kafka.admin import NewTopic
 from kafka.admin import KafkaAdminClient
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
-from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, nodes, security
+from ansible_collections.stretch.kafka.plugins.filter.spark_config import smoke_spark_files
+from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, nodes, security, spark_security
 from stretch import REPO
 from stretch.playbook import run
 
@@ -33,8 +34,9 @@ NODE_VARS = ("kafka_node_id", "kafka_dc", "kafka_advertised_host", "testbed_subn
 # What the clients' settings are made of (templated: the testbed's secrets are lookups).
 SECURITY_VARS = ("kafka_users", "kafka_tls_pki_dir", "kafka_sasl_mechanism", "kafka_listeners")
 SSH_VARS = ("ansible_host", "ansible_user", "ansible_ssh_private_key_file", "ansible_ssh_common_args")
-# What a testbed Spark master is reached at, and where its DC's executors reach this machine.
-SPARK_VARS = ("kafka_dc", "testbed_ip", "testbed_gateway", "testbed_subnet")
+# What a testbed Spark master is reached at, where its DC's executors reach this machine, and its cluster's
+# secret (templated: the testbed's secrets are lookups).
+SPARK_VARS = ("kafka_dc", "testbed_ip", "testbed_gateway", "testbed_subnet", "spark_auth_secret")
 SPARK_MASTER_PORT = 7077  # roles/spark's spark_master_port
 
 
@@ -74,22 +76,36 @@ class Cluster:
     user_configs: dict
     admin_config: dict
     test_user: str = "kafka-verify"
-    # Each broker DC's Spark standalone cluster on the testbed: {dc: {master, driver_host, network}}.
+    # Each broker DC's Spark standalone cluster on the testbed:
+    # {dc: {master, host (its address), driver_host, network, secret, ssh}}.
     spark: dict = None
     spark_conf: tuple = ()  # kafka_smoke_spark_conf: what each read may take of its cluster
 
-    def spark_args(self, dcs=None):
+    def spark_args(self, directory, dcs=None):
         """The smoke test's arguments that run each DC's read (of dcs, default all) on that DC's Spark
-        cluster, with the crossing bytes counted (what inventories/local gives playbooks/smoke-test.yml)."""
+        cluster, with the crossing bytes counted (what inventories/local gives playbooks/smoke-test.yml); each
+        cluster's settings and secret go into a private file in directory, as the kafka_smoke role writes them."""
         dcs = self.dcs if dcs is None else dcs
         clusters = {}
         for dc in dcs:
             clusters[dc] = {
                 "master": self.spark[dc]["master"],
                 "conf": [f"spark.driver.host={self.spark[dc]['driver_host']}"],
+                "secret": self.spark[dc]["secret"],
             }
+        for file in smoke_spark_files(clusters, "local[2]", ""):
+            private_file(Path(directory) / file["name"], file["content"])
         networks = {dc: self.spark[dc]["network"] for dc in self.spark}  # every DC's: what crosses between them
-        return [*smoke_cluster_args(clusters, networks), *(f"--spark-conf={conf}" for conf in self.spark_conf)]
+        args = smoke_cluster_args(clusters, networks, str(directory))
+        return [*args, *(f"--spark-conf={conf}" for conf in self.spark_conf)]
+
+    def spark_properties_file(self, directory, dc, name=None, secret=None, extra=None):
+        """A Spark settings file (mode 0600) for an application on dc's cluster, as the roles write it: its
+        security settings with that cluster's secret (or secret), then extra ({key: value}); its path."""
+        master = self.spark[dc]["master"]
+        settings = {**spark_security.properties(secret or self.spark[dc]["secret"], "application", master)}
+        settings.update(extra or {})
+        return private_file(Path(directory) / (name or f"spark-{dc}.properties"), spark_security.render(settings))
 
     @property
     def brokers(self):
@@ -122,22 +138,27 @@ class Cluster:
     def client_config_file(self, directory, user=None):
         """A user's client settings as a key=value file of mode 0600 in directory: how tools are given secrets."""
         config = self.user_configs[user or self.test_user]
-        path = Path(directory) / f"{user or self.test_user}.properties"
-        path.touch(mode=0o600)
-        path.write_text("".join(f"{k}={v}\n" for k, v in sorted(config.items())))
-        return path
+        text = "".join(f"{k}={v}\n" for k, v in sorted(config.items()))
+        return private_file(Path(directory) / f"{user or self.test_user}.properties", text)
 
     def secrets(self):
-        """{what: value} of every secret the inventory gives the cluster: the SCRAM users' passwords.
+        """{what: value} of every secret the inventory gives the cluster: the SCRAM users' passwords and each
+        DC's Spark cluster's secret.
 
         On the testbed they are made by the inventory's password lookups, so
         these are the values in testbed/dist/secrets too.
         """
-        return {
+        scram = {
             f"{user}'s SCRAM password": config["sasl.password"]
             for user, config in sorted(self.user_configs.items())
             if config.get("sasl.password")
         }
+        spark = {
+            f"{dc}'s Spark cluster secret": cluster["secret"]
+            for dc, cluster in sorted((self.spark or {}).items())
+            if cluster.get("secret")
+        }
+        return {**scram, **spark}
 
     def private_key_files(self):
         """The private keys kafka_pki_dir holds on this machine: the CAs' (current, next, retired) and the admin's."""
@@ -178,8 +199,15 @@ def load(inventory=None):
         templar = Templar(loader=loader, variables=hv)
         hostvars[host.name] = {key: templar.template(hv[key]) for key in (*NODE_VARS, *SSH_VARS) if key in hv}
         if host.name in spark_masters:
-            dc, ip, gateway, subnet = (templar.template(hv[key]) for key in SPARK_VARS)
-            spark[dc] = {"master": f"spark://{ip}:{SPARK_MASTER_PORT}", "driver_host": gateway, "network": subnet}
+            dc, ip, gateway, subnet, secret = (templar.template(hv[key]) for key in SPARK_VARS)
+            spark[dc] = {
+                "master": f"spark://{ip}:{SPARK_MASTER_PORT}",
+                "host": ip,
+                "driver_host": gateway,
+                "network": subnet,
+                "secret": secret,
+                "ssh": {key: hostvars[host.name][key] for key in SSH_VARS if key in hostvars[host.name]},
+            }
         if host.name in inv.get_groups_dict().get(settings["kafka_brokers_group"], []):
             settings = dict(hv, **{key: templar.template(hv[key]) for key in SECURITY_VARS if key in hv})
     listeners = settings["kafka_listeners"]
@@ -239,6 +267,15 @@ def load(inventory=None):
         spark=spark,
         spark_conf=tuple(settings.get("kafka_smoke_spark_conf") or ()),
     )
+
+
+def private_file(path, text):
+    """text in a file only this user can read (mode 0600 before it holds anything); its path."""
+    path = Path(path)
+    path.touch(mode=0o600)
+    path.chmod(0o600)
+    path.write_text(text)
+    return path
 
 
 def wait_until(check, timeout=90, interval=2):

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import ipaddress
 import subprocess
-import threading
 import time
 from pathlib import Path
 
+from stretch.periodic import Periodic
 from stretch.smoke import netcount
 
 TABLE = "stretch_traffic"
@@ -50,33 +50,24 @@ class RoutedBytes(netcount.RoutedBytes):
         super().__init__({dc: dc_network(dc)[1] for dc in self.dcs}, ports, table=TABLE, directions=("dport", "sport"))
 
 
-class Sampler(threading.Thread):
+class Sampler(Periodic):
     """Reads RoutedBytes every interval seconds, from start() until stop(): [(seconds since the epoch, {pair: bytes})].
 
     Wall-clock time, so that the samples line up with the times a playbook's log gives its tasks.
     """
 
-    def __init__(self, routed, interval=1.0):
-        super().__init__(daemon=True)
-        self.routed, self.interval = routed, interval
-        self.samples, self.error = [], None
-        self._done = threading.Event()
+    what = "reading the routed bytes"
 
-    def run(self):
-        try:
-            while True:
-                counts = self.routed.read()
-                self.samples.append((time.time(), {pair: b for pair, (b, _) in counts.items()}))
-                if self._done.wait(self.interval):
-                    return
-        except Exception as exc:  # noqa: BLE001  raised by stop(), in the caller's thread
-            self.error = exc
+    def __init__(self, routed, interval=1.0):
+        super().__init__(interval)
+        self.routed, self.samples = routed, []
+
+    def sample(self):
+        counts = self.routed.read()
+        self.samples.append((time.time(), {pair: b for pair, (b, _) in counts.items()}))
 
     def stop(self):
-        self._done.set()
-        self.join(timeout=30)
-        if self.error is not None:
-            raise RuntimeError(f"reading the routed bytes failed: {self.error}") from self.error
+        super().stop()
         return self.samples
 
     def series(self, pair, until=None):

@@ -13,7 +13,7 @@ scala=$(sed -n 's/^kafka_node_scala_version: "\(.*\)"$/\1/p' "$defaults")
 name="kafka_${scala}-${version}"
 archive="dist/${name}.tgz"
 [ -n "$version" ] && [ -n "$scala" ] || { echo "cannot read kafka_node_version from $defaults" >&2; exit 1; }
-if [ -f "$archive" ] && [ "$archive" -nt kafka-dist/pom.xml ] && [ "$archive" -nt "$0" ]; then
+if [ -f "$archive" ] && [ "$archive" -nt kafka-dist/pom.xml ] && [ "$archive" -nt "$(basename "$0")" ]; then
   exit 0
 fi
 

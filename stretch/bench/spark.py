@@ -28,7 +28,7 @@ CLUSTER = inventory.load()
 def smoke(mode, workdir):
     """One smoke run (every DC, no control read); its reads' figures."""
     report = Path(workdir) / f"smoke-{mode}.json"
-    extra = CLUSTER.spark_args() if mode == "cluster" else ["--master", "local[2]"]
+    extra = CLUSTER.spark_args(workdir) if mode == "cluster" else ["--master", "local[2]"]
     cmd = [
         sys.executable, "-m", "stretch.smoke", "--bootstrap-servers", CLUSTER.bootstrap_servers,
         "--spark-submit", os.path.join(os.path.dirname(sys.executable), "spark-submit"),

@@ -57,7 +57,9 @@ class StreamJob:
         self.log = workdir / f"job-{dc}.log"
         spark = cluster.spark[dc]
         confs = [f"spark.driver.host={spark['driver_host']}", *cluster.spark_conf]
-        submit = submit_command(SPARK_SUBMIT, spark["master"], f"kafka-stream-{dc}", str(SPARK_JARS), confs)
+        # The DC's cluster admits it with that cluster's secret, from a private file.
+        properties = cluster.spark_properties_file(workdir, dc)
+        submit = submit_command(SPARK_SUBMIT, spark["master"], f"kafka-stream-{dc}", str(SPARK_JARS), confs, properties)
         self.cmd = app_command(submit, "smoke.stream_job", workdir, [
             "--bootstrap-servers", cluster.bootstrap_servers, "--topic", "load", "--client-rack", dc,
             "--client-config", str(client_config_file), "--checkpoint", str(workdir / "checkpoint"),
@@ -130,7 +132,8 @@ def test_stream_drill(cluster):
         cluster.bootstrap_servers, cluster.dcs, rate=RATE, workdir=workdir, duration=3600,
         client_config_file=cluster.client_config_file(workdir, "kafka-load"),
     )  # fmt: skip
-    config = cluster.client_config_file(workdir)
+    # The job's own user: it may read the load topic, nothing else.
+    config = cluster.client_config_file(workdir, "kafka-stream-drill")
     subnets = {dc: cluster.spark[dc]["network"] for dc in cluster.dcs}
     with netcount.RoutedBytes(subnets, [cluster.client_port], table="stretch_stream_drill") as routed:
         sampler = dcnet.Sampler(routed)

@@ -1,7 +1,7 @@
 """The smoke test against the running cluster: locality per DC, the control read, and bad input.
 
-Runs the smoke job that playbooks/smoke-test.yml runs (`python -m smoke` from the role's files),
-as the installed `stretch.smoke`.
+Runs the smoke job that playbooks/smoke-test.yml runs (`python -m smoke` from the role's files), as the
+installed `stretch.smoke`, with each DC's Spark cluster's secret in a private file as the role writes it.
 """
 
 import json
@@ -53,7 +53,8 @@ def test_each_dc_reads_locally_on_its_own_spark_cluster_and_the_control_read_cro
     # is served half from the other DC: the same counters see it cross.
     first, second = cluster.dcs
     report_path = tmp_path / "smoke.json"
-    proc = smoke(cluster, tmp_path, "--dc", first, "--dc", second, *cluster.spark_args(), "--report", str(report_path))
+    dcs = ("--dc", first, "--dc", second)
+    proc = smoke(cluster, tmp_path, *dcs, *cluster.spark_args(tmp_path), "--report", str(report_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     report = json.loads(report_path.read_text())
     reads = {read["dc"]: read for read in report["reads"]}
@@ -103,8 +104,8 @@ def test_the_router_counts_a_read_that_goes_to_the_other_dc_and_the_smoke_test_f
     wrong.write_text(cluster.client_config_file(tmp_path, SMOKE_USER).read_text() + f"client.rack={other}\n")
     report_path = tmp_path / "smoke.json"
     proc = smoke(
-        cluster, tmp_path, "--dc", dc, *cluster.spark_args([dc]), "--no-control", "--report", str(report_path),
-        client_config_file=wrong,
+        cluster, tmp_path, "--dc", dc, *cluster.spark_args(tmp_path, [dc]), "--no-control",
+        "--report", str(report_path), client_config_file=wrong,
     )  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     (read,) = json.loads(report_path.read_text())["reads"]

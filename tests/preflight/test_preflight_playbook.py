@@ -24,7 +24,12 @@ PREFLIGHT_PLAYS = [play["name"] for play in yaml.safe_load((REPO / "playbooks/pr
 
 
 # Values that must never show in Ansible's output, whatever the verbosity.
-SECRETS = {"smoke": "smoke-secret-9e2d71", "ca": "ca-secret-41c7e2"}
+SECRETS = {
+    "smoke": "smoke-secret-9e2d71",
+    "ca": "ca-secret-41c7e2",
+    "spark-dc1": "spark-dc1-secret-5b07c3e1",
+    "spark-dc2": "spark-dc2-secret-0d9a6f24",
+}
 
 
 def base_inventory(dcs=("dc1", "dc2", "dc3"), voters=(1, 1, 1), brokers=(2, 2)):
@@ -204,6 +209,10 @@ def a_canary_user_that_is_not_declared(inv):
     inv["all"]["vars"]["kafka_users"] = [{"name": "etl", "password": "etl-password"}]
 
 
+def a_streaming_job_whose_user_is_not_declared(inv):
+    inv["all"]["vars"]["kafka_stream_topics"] = ["orders"]
+
+
 def a_short_password(inv):
     inv["all"]["vars"]["kafka_users"] = [{"name": "kafka-smoke", "password": "short"}]
 
@@ -218,11 +227,19 @@ def provided_certificates_without_files(inv):
     inv["all"]["vars"]["kafka_tls_certificates"] = "provided"
 
 
-def add_spark(inv, **hostvars):
-    """A Spark node in dc1 that runs a master and a worker."""
-    groups(inv)["spark_masters"] = {"hosts": {"dc1-spark": hostvars}}
-    groups(inv)["spark_workers"] = {"hosts": {"dc1-spark": None}}
-    groups(inv)["dc1"]["hosts"]["dc1-spark"] = None
+def add_spark(inv, dc="dc1", **hostvars):
+    """A Spark node in dc that runs a master and a worker, with its DC's secret unless hostvars set one."""
+    host = f"{dc}-spark"
+    hostvars.setdefault("spark_auth_secret", SECRETS[f"spark-{dc}"])
+    groups(inv).setdefault("spark_masters", {"hosts": {}})["hosts"][host] = hostvars
+    groups(inv).setdefault("spark_workers", {"hosts": {}})["hosts"][host] = None
+    groups(inv)[dc]["hosts"][host] = None
+
+
+def add_spark_worker(inv, host, dc, **hostvars):
+    """Another worker of dc's Spark cluster."""
+    groups(inv)["spark_workers"]["hosts"][host] = {"spark_archive_src": "/srv/spark.tgz", **hostvars}
+    groups(inv)[dc]["hosts"][host] = None
 
 
 def a_spark_download_without_checksum(inv):
@@ -231,6 +248,37 @@ def a_spark_download_without_checksum(inv):
 
 def a_spark_worker_with_a_bad_master_url(inv):
     add_spark(inv, spark_archive_src="/srv/spark.tgz", spark_master_url="http://m1:8080")
+
+
+def a_spark_cluster_without_a_secret(inv):
+    add_spark(inv, spark_archive_src="/srv/spark.tgz")
+    del groups(inv)["spark_masters"]["hosts"]["dc1-spark"]["spark_auth_secret"]
+
+
+def a_spark_cluster_with_an_empty_secret(inv):
+    add_spark(inv, spark_archive_src="/srv/spark.tgz", spark_auth_secret="")
+
+
+def a_spark_cluster_with_a_short_secret(inv):
+    add_spark(inv, spark_archive_src="/srv/spark.tgz", spark_auth_secret="short-secret")
+
+
+def a_spark_master_with_the_rest_server_on(inv):
+    add_spark(inv, spark_archive_src="/srv/spark.tgz", spark_properties={"spark.master.rest.enabled": True})
+
+
+def spark_settings_that_turn_encryption_off(inv):
+    add_spark(inv, spark_archive_src="/srv/spark.tgz", spark_properties={"spark.network.crypto.enabled": False})
+
+
+def two_dcs_sharing_a_spark_secret(inv):
+    add_spark(inv, spark_archive_src="/srv/spark.tgz")
+    add_spark(inv, "dc2", spark_archive_src="/srv/spark.tgz", spark_auth_secret=SECRETS["spark-dc1"])
+
+
+def a_spark_worker_with_another_secret_than_its_master(inv):
+    add_spark(inv, spark_archive_src="/srv/spark.tgz")
+    add_spark_worker(inv, "dc1-spark-worker2", "dc1", spark_auth_secret=SECRETS["spark-dc2"])
 
 
 def a_node_id_beyond_kafkas_range(inv):
@@ -300,11 +348,33 @@ BAD = [
     (scram_between_controllers, "kafka_listeners.CONTROLLER must be SSL (mutual TLS), not SASL_SSL"),
     (scram_clients_but_no_user, "kafka_listeners.CLIENT uses SASL but kafka_users declares no user"),
     (a_canary_user_that_is_not_declared, "kafka_canary_user 'kafka-smoke' is not declared in kafka_users"),
+    (
+        a_streaming_job_whose_user_is_not_declared,
+        "kafka_stream_user 'kafka-stream' is not declared in kafka_users: the streaming job (kafka_stream_topics "
+        "['orders']) could not log in",
+    ),
     (a_short_password, "kafka_users: user 'kafka-smoke': the password must be a string of at least 8 characters"),
     (an_acl_on_an_unknown_resource, "kafka_acls: ACL #0 (User:etl): resource type 'table' is not one of"),
     (provided_certificates_without_files, "dc1-broker0: kafka_node_tls_key_src='' is not a file"),
     (a_spark_download_without_checksum, "dc1-spark: spark_archive_checksum must be sha256:<hex> or sha512:<hex>"),
     (a_spark_worker_with_a_bad_master_url, "dc1-spark: spark_master_url http://m1:8080 is not spark://host:port"),
+    (a_spark_cluster_without_a_secret, "dc1-spark: spark_auth_secret is missing or empty: every DC's Spark cluster"),
+    (a_spark_cluster_with_an_empty_secret, "dc1-spark: spark_auth_secret is missing or empty"),
+    (a_spark_cluster_with_a_short_secret, "dc1-spark: spark_auth_secret is 12 characters long, fewer than 16"),
+    (
+        a_spark_master_with_the_rest_server_on,
+        "dc1-spark: spark_properties sets spark.master.rest.enabled=true: the REST submission server (port 6066) "
+        "has no authentication",
+    ),
+    (
+        spark_settings_that_turn_encryption_off,
+        "dc1-spark: spark_properties sets spark.network.crypto.enabled, which the roles derive from spark_auth_secret",
+    ),
+    (two_dcs_sharing_a_spark_secret, "DCs 'dc1' (dc1-spark) and 'dc2' (dc2-spark) share one spark_auth_secret"),
+    (
+        a_spark_worker_with_another_secret_than_its_master,
+        "the Spark hosts of DC 'dc1' hold 2 different spark_auth_secret values (dc1-spark; dc1-spark-worker2)",
+    ),
     (a_wan_link_to_an_unknown_dc, "testbed_wan[0]: 'dc9' is not a DC of the inventory (its DCs: dc1, dc2, dc3)"),
     (a_negative_wan_delay, "testbed_wan[1]: delay_ms -5 is negative"),
 ]
@@ -348,9 +418,11 @@ def test_the_default_archive_url_comes_with_its_checksum(tmp_path):
 def test_an_inventory_with_spark_hosts_passes_without_connecting(tmp_path):
     inv = base_inventory()
     add_spark(inv, spark_archive_checksum="sha512:00")
+    add_spark(inv, "dc2", spark_archive_src="/srv/spark.tgz")
+    add_spark_worker(inv, "dc2-spark-worker2", "dc2", spark_auth_secret=SECRETS["spark-dc2"])
     rc, out, result = run("preflight.yml", inv, tmp_path)
     assert rc == 0, out
-    assert "dc1-spark" in result.recap
+    assert {"dc1-spark", "dc2-spark", "dc2-spark-worker2"} <= set(result.recap)
     assert touched_no_host(result)
 
 
@@ -366,11 +438,17 @@ def test_plaintext_runs_only_by_opt_in_and_preflight_names_it(tmp_path):
 
 
 def test_no_secret_reaches_ansibles_output_even_at_full_verbosity(tmp_path):
-    rc, out, result = run("preflight.yml", base_inventory(), tmp_path, "-vvvv")
+    inv = base_inventory()
+    add_spark(inv, spark_archive_src="/srv/spark.tgz")
+    add_spark(inv, "dc2", spark_archive_src="/srv/spark.tgz")
+    rc, out, result = run("preflight.yml", inv, tmp_path, "-vvvv")
     assert rc == 0, out
     everything = json.dumps(result.output) + result.stderr
     # The composed configuration is in the output, so a secret composed into it would be seen.
     assert "ssl.keystore.location" in everything
+    # The Spark hosts' secrets were judged, one by one and across the DCs.
+    assert "Refuse a Spark host without its cluster's secret" in everything
+    assert "Refuse a DC whose Spark hosts hold different secrets, or two DCs sharing one" in everything
     for secret in SECRETS.values():
         assert secret not in everything
 
@@ -509,6 +587,16 @@ def test_site_stops_before_touching_any_host(tmp_path):
     assert rc != 0
     assert "kafka_node_id 100 is used by more than one host" in out
     assert touched_no_host(result), "site.yml went on after preflight failed"
+
+
+@pytest.mark.parametrize("playbook", ["site.yml", "spark.yml", "streaming.yml"])
+def test_a_converge_without_a_spark_secret_stops_in_preflight_naming_it(playbook, tmp_path):
+    inv = base_inventory()
+    a_spark_cluster_with_an_empty_secret(inv)
+    rc, out, result = run(playbook, inv, tmp_path)
+    assert rc != 0
+    assert "dc1-spark: spark_auth_secret is missing or empty" in out, out
+    assert touched_no_host(result), f"{playbook} went on after preflight failed"
 
 
 @pytest.mark.parametrize("playbook", ["dc-failover.yml", "dc-recovery.yml"])

@@ -45,6 +45,9 @@ SETTINGS = {
     "canary_topic_partitions": 4,
     "probe_topic": "stretch-probe",
     "probe_topic_partitions": 12,
+    "stream_user": "kafka-stream",
+    "stream_group": "stream-active",
+    "stream_topics": [],
 }
 
 
@@ -130,6 +133,35 @@ def test_the_roles_own_topics_and_acls_are_declared_unless_the_operator_declares
     assert {a["principal"] for a in declared["acls"]} == {"User:kafka-smoke"}
     own = cluster(topics=[{"name": "smoke", "partitions": 8}])["declared"]["topics"]
     assert [(t["name"], t["partitions"]) for t in own] == [("smoke", 8), ("stretch-probe", 12)]
+
+
+def acls_of(declared, principal):
+    """{(resource type, name, pattern): operations} of one principal's declared ACLs."""
+    return {
+        (a["resource"]["type"], a["resource"]["name"], a["resource"].get("pattern", "literal")): a["operations"]
+        for a in declared["acls"]
+        if a["principal"] == principal
+    }
+
+
+def test_the_canary_reads_and_writes_its_topic_and_uses_its_own_and_spark_batch_reads_groups():
+    assert acls_of(cluster()["declared"], "User:kafka-smoke") == {
+        ("topic", "smoke", "literal"): ["read", "write", "describe"],
+        ("group", "kafka-smoke", "prefixed"): ["read", "describe"],
+        # A Spark batch read's group; a streaming query's (spark-kafka-source-) is not the canary's.
+        ("group", "spark-kafka-relation-", "prefixed"): ["read", "describe"],
+    }
+
+
+def test_the_streaming_job_reads_its_topics_and_sets_its_groups_timeouts_and_nothing_else():
+    declared = cluster(stream_topics=["load", "orders"])["declared"]
+    assert acls_of(declared, "User:kafka-stream") == {
+        ("topic", "load", "literal"): ["read", "describe"],
+        ("topic", "orders", "literal"): ["read", "describe"],
+        ("group", "stream-active", "literal"): ["read", "describe", "describe_configs", "alter_configs"],
+    }
+    # No topics, no job: its user is granted nothing.
+    assert acls_of(cluster()["declared"], "User:kafka-stream") == {}
 
 
 def test_plaintext_listeners_have_no_tls():

@@ -10,6 +10,7 @@ import pytest
 from confluent_kafka import Producer
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
+from ansible_collections.stretch.kafka.plugins.filter.spark_config import smoke_spark_files, smoke_spark_problems
 from stretch.smoke import checks, locality, netcount, records
 from stretch.smoke.__main__ import dc_networks, parse_args, problems, spark_clusters
 
@@ -223,10 +224,19 @@ def cli(*extra):
 
 
 def test_each_dcs_read_runs_on_its_own_cluster_and_the_control_read_on_the_first():
-    a = cli("--dc-master=dc1=spark://m1:7077", "--dc-master=dc2=spark://m2:7077", "--dc-spark-conf=dc1:k=v")
-    assert spark_clusters(a) == {"dc1": ("spark://m1:7077", ["k=v"]), "dc2": ("spark://m2:7077", []),
-                                 None: ("spark://m1:7077", ["k=v"])}  # fmt: skip
-    assert spark_clusters(cli("--master", "local[3]")) == {dc: ("local[3]", []) for dc in ("dc1", "dc2", None)}
+    a = cli(
+        "--dc-master=dc1=spark://m1:7077",
+        "--dc-master=dc2=spark://m2:7077",
+        "--dc-spark-conf=dc1:k=v",
+        "--dc-spark-properties=dc1=/p/dc1.properties",
+        "--dc-spark-properties=dc2=/p/dc2.properties",
+    )
+    assert spark_clusters(a) == {"dc1": ("spark://m1:7077", ["k=v"], "/p/dc1.properties"),
+                                 "dc2": ("spark://m2:7077", [], "/p/dc2.properties"),
+                                 None: ("spark://m1:7077", ["k=v"], "/p/dc1.properties")}  # fmt: skip
+    assert spark_clusters(cli("--master", "local[3]")) == {dc: ("local[3]", [], None) for dc in ("dc1", "dc2", None)}
+    local = cli("--master", "local[3]", "--spark-properties", "/p/default.properties")
+    assert spark_clusters(local)[None] == ("local[3]", [], "/p/default.properties")
 
 
 @pytest.mark.parametrize(
@@ -238,6 +248,11 @@ def test_each_dcs_read_runs_on_its_own_cluster_and_the_control_read_on_the_first
         (["--dc-master=dc1=spark://m1:7077", "--dc-master=dc2=spark://m2:7077", "--dc-master=dc9=spark://x:1"],
          "names 'dc9', which is not a DC read"),
         (["--dc-spark-conf=dc1:k=v"], "no DC has its own master"),
+        (["--dc-spark-properties=dc1=/p/dc1.properties"], "names 'dc1', but no DC has its own master"),
+        (["--dc-master=dc1=spark://m1:7077", "--dc-master=dc2=spark://m2:7077", "--dc-spark-properties=dc1=/a",
+          "--dc-spark-properties=dc1=/b"], "DC 'dc1' is given 2 masters or settings files: /a, /b"),
+        (["--dc-master=dc1=spark://m1:7077", "--dc-master=dc2=spark://m2:7077", "--dc-spark-properties=dc3=/a"],
+         "names 'dc3', which is not a DC read"),
         (["--dc-master=dc1"], "is not of the form DC=MASTER"),
     ],
 )  # fmt: skip
@@ -261,11 +276,49 @@ def test_dc_networks_need_every_dc_and_a_cluster_per_dc():
 
 def test_inventory_clusters_become_the_smoke_tests_arguments():
     clusters = {"dc2": {"master": "spark://m2:7077"}, "dc1": {"master": "spark://m1:7077", "conf": ["a=b"]}}
-    assert smoke_cluster_args(clusters, {"dc1": "10.1.0.0/16"}) == [
-        "--dc-master=dc1=spark://m1:7077", "--dc-spark-conf=dc1:a=b", "--dc-master=dc2=spark://m2:7077",
+    assert smoke_cluster_args(clusters, {"dc1": "10.1.0.0/16"}, "/tmp/s") == [
+        "--spark-properties=/tmp/s/default.properties",
+        "--dc-master=dc1=spark://m1:7077", "--dc-spark-conf=dc1:a=b", "--dc-spark-properties=dc1=/tmp/s/dc1.properties",
+        "--dc-master=dc2=spark://m2:7077", "--dc-spark-properties=dc2=/tmp/s/dc2.properties",
         "--dc-network=dc1=10.1.0.0/16"]  # fmt: skip
     with pytest.raises(ValueError, match=r"kafka_smoke_spark_clusters\['dc1'\] needs a master"):
-        smoke_cluster_args({"dc1": {"conf": []}}, {})
+        smoke_cluster_args({"dc1": {"conf": []}}, {}, "/tmp/s")
+
+
+SPARK_SECRETS = {"dc1": "dc1-spark-secret-0123456789", "dc2": "dc2-spark-secret-9876543210"}
+
+
+def test_each_clusters_settings_file_holds_its_own_secret_and_the_local_one_none():
+    clusters = {dc: {"master": f"spark://m-{dc}:7077", "secret": secret} for dc, secret in SPARK_SECRETS.items()}
+    files = {f["name"]: f["content"] for f in smoke_spark_files(clusters, "local[2]", "")}
+    assert sorted(files) == ["dc1.properties", "dc2.properties", "default.properties"]
+    for dc, secret in SPARK_SECRETS.items():
+        assert f"spark.authenticate.secret={secret}\n" in files[f"{dc}.properties"]
+        assert "spark.ui.enabled=false\n" in files[f"{dc}.properties"]
+    assert "spark.authenticate.secret" not in files["default.properties"]
+    assert smoke_spark_problems(clusters, "local[2]", "", ["spark.cores.max=2"]) == []
+
+
+def test_a_smoke_read_on_a_cluster_without_its_secret_is_refused_by_name():
+    clusters = {"dc1": {"master": "spark://m1:7077", "secret": SPARK_SECRETS["dc1"]}, "dc2": {"master": "spark://m2"}}
+    problems = smoke_spark_problems(clusters, "spark://m0:7077", "", [f"spark.authenticate.secret={'x' * 20}"])
+    assert problems[0].startswith("kafka_smoke_spark_clusters['dc2'].secret is missing or empty: the read runs")
+    assert problems[1].startswith("kafka_smoke_spark_secret is missing or empty: kafka_smoke_spark_master")
+    assert problems[2].startswith("kafka_smoke_spark_conf sets spark.authenticate.secret, which the roles derive")
+    assert len(problems) == 3
+    assert not any(SPARK_SECRETS["dc1"] in p or "x" * 20 in p for p in problems)
+
+
+def test_a_spark_settings_file_others_can_read_is_refused(tmp_path):
+    path = tmp_path / "dc1.properties"
+    with pytest.raises(checks.SmokeError, match="cannot read the Spark settings in"):
+        checks.check_spark_properties(path)
+    path.write_text("spark.authenticate=true\n")
+    path.chmod(0o644)
+    with pytest.raises(checks.SmokeError, match=r"readable by other users \(mode 0644\): they hold the cluster's"):
+        checks.check_spark_properties(path)
+    path.chmod(0o600)
+    checks.check_spark_properties(path)
 
 
 def test_the_kafka_clients_own_log_lines_go_to_the_log_file_not_to_stderr(tmp_path, capfd):

@@ -5,9 +5,10 @@
 
 Each DC's read may run on that DC's own Spark cluster (--dc-master
 dc1=spark://m1:7077, with --dc-spark-conf dc1:KEY=VALUE for its driver
-settings); the control read then runs on the first DC's. With --dc-network
-dc1=CIDR per DC, the runner, routing between the DCs' networks, also counts
-the bytes that crossed from one DC to another during each read.
+settings and --dc-spark-properties dc1=FILE for the cluster's security
+settings and secret); the control read then runs on the first DC's. With
+--dc-network dc1=CIDR per DC, the runner, routing between the DCs' networks,
+also counts the bytes that crossed from one DC to another during each read.
 
 Nothing is written to the topic unless every check passes. Exits non-zero
 when a check fails, a read misses, duplicates or corrupts a record, a DC read
@@ -50,6 +51,12 @@ def parse_args(argv=None):
     p.add_argument("--jars", default="", help="spark-sql-kafka jars: a directory or a comma-separated list")
     p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument(
+        "--spark-properties",
+        metavar="FILE",
+        help="Spark settings for the reads on --master (spark-submit's --properties-file): security, and the "
+        "cluster's secret, which never goes on a command line",
+    )
+    p.add_argument(
         "--dc-master",
         action="append",
         default=[],
@@ -62,6 +69,13 @@ def parse_args(argv=None):
         default=[],
         metavar="DC:KEY=VALUE",
         help="a Spark setting for the reads on that DC's cluster (the driver's address there); repeat",
+    )
+    p.add_argument(
+        "--dc-spark-properties",
+        action="append",
+        default=[],
+        metavar="DC=FILE",
+        help="the Spark settings file of that DC's cluster (its security settings and secret); repeat per DC",
     )
     p.add_argument(
         "--dc-network",
@@ -111,23 +125,31 @@ def pairs(values, sep, what):
 
 
 def spark_clusters(args):
-    """{dc: (master, [KEY=VALUE, ...])} of each DC's read (None: the control read), from the arguments."""
+    """{dc: (master, [KEY=VALUE, ...], settings file or None)} of each DC's read (None: the control read), from
+    the arguments."""
     masters = pairs(args.dc_master, "=", "--dc-master DC=MASTER")
     confs = pairs(args.dc_spark_conf, ":", "--dc-spark-conf DC:KEY=VALUE")
+    files = pairs(args.dc_spark_properties, "=", "--dc-spark-properties DC=FILE")
     if not masters:
-        if confs:
-            raise SmokeError(f"--dc-spark-conf names {min(confs)!r}, but no DC has its own master (--dc-master)")
-        return {dc: (args.master, []) for dc in [*args.dc, None]}
-    for dc, urls in masters.items():
-        if len(urls) > 1:
-            raise SmokeError(f"DC {dc!r} is given {len(urls)} masters: {', '.join(urls)}")
-    unknown = sorted({*masters, *confs} - set(args.dc))
+        named = {**confs, **files}
+        if named:
+            raise SmokeError(
+                f"--dc-spark-conf or --dc-spark-properties names {min(named)!r}, but no DC has its own master "
+                "(--dc-master)"
+            )
+        return {dc: (args.master, [], args.spark_properties) for dc in [*args.dc, None]}
+    for dc, values in (*masters.items(), *files.items()):
+        if len(values) > 1:
+            raise SmokeError(f"DC {dc!r} is given {len(values)} masters or settings files: {', '.join(values)}")
+    unknown = sorted({*masters, *confs, *files} - set(args.dc))
     if unknown:
-        raise SmokeError(f"--dc-master or --dc-spark-conf names {unknown[0]!r}, which is not a DC read (--dc)")
+        raise SmokeError(
+            f"--dc-master, --dc-spark-conf or --dc-spark-properties names {unknown[0]!r}, which is not a DC read (--dc)"
+        )
     for dc in args.dc:
         if dc not in masters:
             raise SmokeError(f"DC {dc!r} has no Spark master (--dc-master {dc}=...), though other DCs do")
-    clusters = {dc: (masters[dc][0], confs.get(dc, [])) for dc in args.dc}
+    clusters = {dc: (masters[dc][0], confs.get(dc, []), files.get(dc, [None])[0]) for dc in args.dc}
     clusters[None] = clusters[args.dc[0]]
     return clusters
 
@@ -148,10 +170,10 @@ def dc_networks(args):
 def spark_read(args, cluster, manifest_path, dc, workdir, counters=None):
     """One bounded read with spark-submit on cluster (master, settings), as dc (None: the control read),
     in the counters' namespace if any."""
-    master, cluster_conf = cluster
+    master, cluster_conf, properties = cluster
     out = Path(workdir) / f"seen-{dc or 'control'}.json"
     confs = [*args.spark_conf, *cluster_conf, *(counters.spark_conf if counters else ())]
-    submit = submit_command(args.spark_submit, master, f"kafka-smoke-{dc}", args.jars, confs)
+    submit = submit_command(args.spark_submit, master, f"kafka-smoke-{dc}", args.jars, confs, properties)
     job_args = [
         "--manifest",
         str(manifest_path),
@@ -189,10 +211,12 @@ def run(args):
     networks = dc_networks(args)
     if networks and args.network_counters:
         raise SmokeError("--network-counters counts a job on this runner, --dc-network jobs in the DCs: pick one")
-    for master in sorted({master for master, _ in clusters.values()}):
+    for master in sorted({master for master, _, _ in clusters.values()}):
         checks.check_spark_master(master)
+    for properties in sorted({properties for _, _, properties in clusters.values() if properties}):
+        checks.check_spark_properties(properties)
     report["timings"]["checks_seconds"] = round(time.monotonic() - t, 2)
-    report["masters"] = {dc or "control": master for dc, (master, _) in clusters.items()}
+    report["masters"] = {dc or "control": master for dc, (master, _, _) in clusters.items()}
     racks = {b: rack for b, (_, rack) in brokers.items()}
     hosts = {b: host for b, (host, _) in brokers.items()}
 

@@ -96,6 +96,20 @@ def check_spark_master(master, timeout=5):
         raise SmokeError(f"Spark master {master!r} cannot be reached at {url.hostname}:{url.port}")
 
 
+def check_spark_properties(path):
+    """A Spark settings file (it holds a cluster's secret) must be readable here, and by this user alone."""
+    try:
+        mode = Path(path).stat().st_mode
+        Path(path).read_bytes()
+    except OSError as exc:
+        raise SmokeError(f"cannot read the Spark settings in {path}: {exc}") from exc
+    if mode & 0o077:
+        raise SmokeError(
+            f"the Spark settings in {path} are readable by other users (mode {mode & 0o777:04o}): they hold the "
+            "cluster's secret; make the file 0600"
+        )
+
+
 CLIENT_LOGGER = "stretch.smoke.clients"
 
 

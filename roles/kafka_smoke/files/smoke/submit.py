@@ -20,10 +20,13 @@ def jar_list(jars):
     return jars
 
 
-def submit_command(spark_submit, master, name, jars, confs):
+def submit_command(spark_submit, master, name, jars, confs, properties=None):
     """spark-submit's arguments up to the application: deploy mode client (the driver runs here), the
-    spark-sql-kafka jars (a directory or a list), and the settings (KEY=VALUE)."""
+    spark-sql-kafka jars (a directory or a list), the settings (KEY=VALUE), and the cluster's Spark settings
+    file (properties: its security settings and secret, which never go on the command line)."""
     cmd = [spark_submit, "--master", master, "--deploy-mode", "client", "--name", name]
+    if properties:
+        cmd += ["--properties-file", str(properties)]
     if jars:
         cmd += ["--jars", jar_list(jars)]
     for conf in confs:

@@ -76,14 +76,17 @@ def failover_moment(lost, now=None):
     return {"since": since, "timed_from": timed_from, "stopped": sorted(stopped), "unreachable": sorted(unreachable)}
 
 
-def smoke_cluster_args(clusters, networks):
-    """The smoke test's arguments for each DC's own Spark cluster ({dc: {master, conf}}) and network ({dc: CIDR})."""
-    args = []
+def smoke_cluster_args(clusters, networks, properties_dir):
+    """The smoke test's arguments for each DC's own Spark cluster ({dc: {master, conf, secret}}) and network
+    ({dc: CIDR}), with the Spark settings files in properties_dir (spark_config's smoke_spark_files writes them:
+    <dc>.properties per cluster, default.properties for the reads on the smoke test's master)."""
+    args = [f"--spark-properties={properties_dir}/default.properties"]
     for dc, cluster in sorted((clusters or {}).items()):
         if not isinstance(cluster, dict) or not cluster.get("master"):
             raise ValueError(f"kafka_smoke_spark_clusters[{dc!r}] needs a master (spark://host:port)")
         args.append(f"--dc-master={dc}={cluster['master']}")
         args += [f"--dc-spark-conf={dc}:{conf}" for conf in cluster.get("conf") or []]
+        args.append(f"--dc-spark-properties={dc}={properties_dir}/{dc}.properties")
     args += [f"--dc-network={dc}={network}" for dc, network in sorted((networks or {}).items())]
     return args
 

@@ -17,7 +17,8 @@ settings (the kafka role's variables, by purpose):
     admin_principal, admin_client_config, super_users
     replication_factor, min_insync_replicas, metrics_port
     topics, acls                       the operator's declarations
-    canary_user, canary_topic, canary_topic_partitions, probe_topic, probe_topic_partitions
+    canary_user, canary_topic, canary_topic_partitions, probe_topic, probe_topic_partitions,
+    stream_user, stream_group, stream_topics
                                        what the roles' own clients need declared
 
 The model (plain data):
@@ -72,8 +73,29 @@ def _listener(listeners, purpose, name):
     return {"name": name, **spec}
 
 
+def _stream_acls(settings):
+    """The active/active streaming job's (roles/spark_stream): read its topics and use its group, whose session
+    timeout and heartbeat interval (KIP-848 group configs) it sets at start. No topics: no job, no ACLs."""
+    topics = list(settings.get("stream_topics") or [])
+    if not topics:
+        return []
+    user = f"User:{settings['stream_user']}"
+    return [
+        *(
+            {"principal": user, "resource": {"type": "topic", "name": t}, "operations": ["read", "describe"]}
+            for t in topics
+        ),
+        {
+            "principal": user,
+            "resource": {"type": "group", "name": settings["stream_group"]},
+            "operations": ["read", "describe", "describe_configs", "alter_configs"],
+        },
+    ]
+
+
 def _declared(settings):
-    """The declared topics and ACLs, with the canary's and the failover probe's unless the operator declares them."""
+    """The declared topics and ACLs, with the canary's and the failover probe's unless the operator declares them,
+    and the least ACLs of the roles' own clients: the canary's (the smoke test) and the streaming job's."""
     topics = list(settings.get("topics") or [])
     names = {t.get("name") for t in topics if isinstance(t, dict)}
     builtin = [
@@ -91,7 +113,8 @@ def _declared(settings):
             "resource": {"type": "topic", "name": settings["canary_topic"]},
             "operations": ["read", "write", "describe"],
         },
-        # The smoke test's own consumer groups, and its Spark consumers'.
+        # The smoke test's own consumer groups, and its Spark reads': a batch read's consumers name their
+        # group spark-kafka-relation-<uuid> (a streaming query's, spark-kafka-source-, are another user's).
         {
             "principal": user,
             "resource": {"type": "group", "name": "kafka-smoke", "pattern": "prefixed"},
@@ -99,13 +122,13 @@ def _declared(settings):
         },
         {
             "principal": user,
-            "resource": {"type": "group", "name": "spark-kafka-", "pattern": "prefixed"},
+            "resource": {"type": "group", "name": "spark-kafka-relation-", "pattern": "prefixed"},
             "operations": ["read", "describe"],
         },
     ]
     return {
         "topics": topics + [t for t in builtin if t["name"] not in names],
-        "acls": list(settings.get("acls") or []) + acls,
+        "acls": list(settings.get("acls") or []) + acls + _stream_acls(settings),
     }
 
 

@@ -146,8 +146,9 @@ def check(settings, nodes, provided=None, read_subject=None, file_exists=None, r
 
     settings: listeners and the names of the controller, inter-broker, admin
     and client listeners, plaintext_opt_in, certificates (generated or
-    provided), ca_src, users (names), canary_user,
-    pki_dir. nodes: the node records. provided: {host: {key_src, cert_src}}.
+    provided), ca_src, users (names), canary_user, stream_user and
+    stream_topics (the streaming job's, none without topics), pki_dir.
+    nodes: the node records. provided: {host: {key_src, cert_src}}.
     read_subject(path): a provided certificate's CN; file_exists(path);
     read_pem_label(path): the label of a provided key's PEM block ("PRIVATE KEY", ...).
     """
@@ -185,8 +186,15 @@ def check(settings, nodes, provided=None, read_subject=None, file_exists=None, r
                 f"kafka_listeners.{settings['client_listener']} uses SASL but kafka_users declares no user: "
                 "no client could log in"
             )
-        elif settings.get("canary_user") and settings["canary_user"] not in settings["users"]:
-            errors.append(f"kafka_canary_user {settings['canary_user']!r} is not declared in kafka_users")
+        else:
+            if settings.get("canary_user") and settings["canary_user"] not in settings["users"]:
+                errors.append(f"kafka_canary_user {settings['canary_user']!r} is not declared in kafka_users")
+            # The streaming job runs only with topics; then its user must be able to log in.
+            if settings.get("stream_topics") and settings.get("stream_user") not in settings["users"]:
+                errors.append(
+                    f"kafka_stream_user {settings.get('stream_user')!r} is not declared in kafka_users: the "
+                    f"streaming job (kafka_stream_topics {list(settings['stream_topics'])}) could not log in"
+                )
     if not uses_tls(listeners):
         return errors, warnings
     if settings.get("certificates") == "generated":

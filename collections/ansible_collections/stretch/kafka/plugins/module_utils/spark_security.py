@@ -1,0 +1,207 @@
+"""Spark's own security, from one secret per DC's Spark cluster (docs/security.md#spark).
+
+A standalone cluster has every piece off by default. Here every party of a
+DC's cluster (its master, its workers, the executors the workers launch, and
+the driver of every application submitted to it) shares that cluster's
+secret, and:
+
+  - spark.authenticate: every RPC connection proves the secret first, with
+    Spark's own protocol (auth engine version 2, which derives the session
+    key through HKDF), never falling back to SASL DIGEST-MD5;
+  - spark.network.crypto.enabled: the RPC is encrypted with the key that
+    handshake derives. AES-CTR, Spark's default: AES-GCM
+    (spark.network.crypto.cipher) breaks RPC in Spark 4.0.0 (SPARK-56227:
+    a worker never registers), and TLS for RPC (spark.ssl.rpc.*) would need
+    a key and certificate on every driver as well as on every node;
+  - spark.io.encryption.enabled: shuffle and spill files are encrypted on
+    disk with a key per application;
+  - no application runs a web UI, and the master's and workers' UIs listen
+    on the loopback address only (roles/spark); the REST submission server,
+    which has no authentication, stays off;
+  - spark.redaction.regex and spark.redaction.string.regex hide secrets,
+    Kafka passwords and JAAS configurations wherever Spark shows or logs
+    configuration.
+
+Spark 4.0 reads a standalone cluster's secret from spark.authenticate.secret
+only (its secret-file settings are for Kubernetes), so the settings reach
+every JVM in a Java properties file of mode 0600 (--properties-file of the
+daemons and of spark-submit), never on a command line. The executors get the
+secret from their worker, in their environment, and never on theirs.
+"""
+
+from __future__ import annotations
+
+import re
+
+SECRET = "spark.authenticate.secret"
+REST = "spark.master.rest.enabled"
+# Long enough that guessing it is hopeless; the testbed makes 32 characters.
+MIN_SECRET_LENGTH = 16
+# Spark redacts a setting's value when this matches its key or its value
+# (Spark's default, plus JAAS configurations and inline private keys).
+REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|jaas|keystore[.]key|private[._-]?key"
+# Spark replaces the matching part of text it produces (explain output).
+STRING_REDACTION_REGEX = r'(?i)password\s*=\s*("[^"]*"|[^\s,;)]+)'
+
+KINDS = ("daemon", "application")
+
+# What every party of a cluster runs with, besides the secret.
+COMMON = {
+    "spark.authenticate": "true",
+    "spark.network.crypto.enabled": "true",
+    "spark.network.crypto.authEngineVersion": "2",
+    "spark.network.crypto.saslFallback": "false",
+    "spark.io.encryption.enabled": "true",
+    "spark.redaction.regex": REDACTION_REGEX,
+    "spark.redaction.string.regex": STRING_REDACTION_REGEX,
+}
+ONLY = {
+    # The master refuses to start with the REST server on and a secret set; off is also the default.
+    "daemon": {REST: "false"},
+    # An application's UI would serve its configuration and plans on every address of the driver's host.
+    "application": {"spark.ui.enabled": "false"},
+}
+# Settings the roles derive: an operator's extra settings may not change them.
+DERIVED_PREFIXES = ("spark.authenticate", "spark.network.crypto.", "spark.io.encryption.", "spark.redaction.")
+DERIVED = (REST, "spark.ui.enabled", "spark.ssl.rpc.enabled")
+
+
+class SparkSecurityError(ValueError):
+    pass
+
+
+def properties(secret, kind, master=""):
+    """The security settings of one party of a DC's cluster, as an ordered {key: value}.
+
+    kind: "daemon" (a master or a worker) or "application" (a driver).
+    secret: the cluster's secret. A daemon, and an application on a
+    standalone cluster (master spark://...), need it; in local mode, on YARN
+    or on Kubernetes, Spark makes one for the application.
+    """
+    if kind not in KINDS:
+        raise SparkSecurityError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    if secret or kind == "daemon" or str(master).startswith("spark://"):
+        problem = secret_problem(secret)
+        if problem:
+            raise SparkSecurityError(f"the Spark secret {problem}")
+    out = dict(COMMON)
+    if secret:
+        out[SECRET] = secret
+    out.update(ONLY[kind])
+    return out
+
+
+def secret_problem(secret):
+    """Why secret cannot be a cluster's secret ('' when it can). The message never holds the secret."""
+    if not isinstance(secret, str) or not secret:
+        return "is missing or empty"
+    if len(secret) < MIN_SECRET_LENGTH:
+        return f"is {len(secret)} characters long, fewer than {MIN_SECRET_LENGTH}"
+    if not all("!" <= c <= "~" for c in secret):
+        return "must be printable ASCII without spaces"
+    return ""
+
+
+def _escape(text, key=False):
+    """A Java properties key or value, as Properties.load reads it back."""
+    out = []
+    for i, c in enumerate(text):
+        if c == "\\":
+            out.append("\\\\")
+        elif c in "\n\r\t\f":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f"}[c])
+        elif c == " " and (key or i == 0):
+            out.append("\\ ")
+        elif key and c in "=:#!":
+            out.append("\\" + c)
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def render(settings):
+    """A Java properties file (UTF-8) of {key: value}, one key=value line each, in order; booleans as Spark
+    writes them."""
+    return "".join(f"{_escape(str(k), key=True)}={_escape(_text(v))}\n" for k, v in settings.items())
+
+
+def redacted(key, value, regex=REDACTION_REGEX):
+    """Whether Spark hides value: as its Utils.redact does, when the regex matches the key or the value."""
+    pattern = re.compile(regex)
+    return bool(pattern.search(key) or pattern.search(value))
+
+
+def _as_settings(conf):
+    """{key: value} of a dict, or of a list of KEY=VALUE strings (spark-submit's --conf)."""
+    if isinstance(conf, dict):
+        return {str(k): v for k, v in conf.items()}
+    settings = {}
+    for item in conf or []:
+        key, sep, value = str(item).partition("=")
+        if not sep or not key:
+            raise SparkSecurityError(f"{item!r} is not KEY=VALUE")
+        settings[key.strip()] = value
+    return settings
+
+
+def override_problems(conf, variable):
+    """Why extra Spark settings (a dict, or KEY=VALUE strings) may not be used, naming variable and key."""
+    try:
+        settings = _as_settings(conf)
+    except SparkSecurityError as exc:
+        return [f"{variable}: {exc}"]
+    problems = []
+    for key, value in settings.items():
+        if key == REST and str(value).strip().lower() == "true":
+            problems.append(
+                f"{variable} sets {REST}=true: the REST submission server (port 6066) has no authentication, "
+                "and a master with a secret refuses to start with it"
+            )
+        elif key == REST:
+            continue
+        elif key.startswith(DERIVED_PREFIXES) or key in DERIVED:
+            problems.append(
+                f"{variable} sets {key}, which the roles derive from spark_auth_secret (docs/security.md#spark)"
+            )
+    return problems
+
+
+def secret_conflicts(hosts):
+    """Why the Spark hosts' secrets cannot work together; each message names hosts and DCs, never a secret.
+
+    hosts: [{"host", "dc", "secret"}]. Every host of a DC's cluster must hold
+    the same secret (a worker with another is refused by its master), and no
+    two DCs' clusters may share one (each cluster admits only its own DC's
+    applications).
+    """
+    by_dc = {}
+    for h in hosts:
+        by_dc.setdefault(str(h.get("dc") or ""), []).append(h)
+    problems, first_of = [], {}
+    for dc in sorted(by_dc):
+        members = by_dc[dc]
+        secrets = {}
+        for h in members:
+            secrets.setdefault(h.get("secret") or "", []).append(h["host"])
+        if len(secrets) > 1:
+            groups = sorted(secrets.values(), key=lambda names: (-len(names), names))
+            problems.append(
+                f"the Spark hosts of DC {dc!r} hold {len(secrets)} different spark_auth_secret values "
+                f"({'; '.join(', '.join(sorted(g)) for g in groups)}): a worker whose secret is not its master's "
+                "is refused by it"
+            )
+        for secret, names in secrets.items():
+            if secret and secret in first_of and first_of[secret][0] != dc:
+                other_dc, other_host = first_of[secret]
+                problems.append(
+                    f"DCs {other_dc!r} ({other_host}) and {dc!r} ({sorted(names)[0]}) share one spark_auth_secret: "
+                    "give each DC's Spark cluster its own, so that each admits only its own DC's applications"
+                )
+            first_of.setdefault(secret, (dc, sorted(names)[0]))
+    return problems

@@ -1,0 +1,312 @@
+"""The active/active streaming drill (`make drill-active-active`; `make drill-active-active-short`: 1 calm minute).
+
+Against the running testbed (make up converge), over its WAN, with the load
+harness writing (acks=all, idempotent, run-tagged records) throughout, the
+streaming job (smoke.active_job with the kafka_group source) runs on both
+DCs' Spark clusters in one consumer group (playbooks/streaming.yml):
+
+a. both jobs are in the group, each owns about half of the partitions, and
+   each reads at least 99% of its record bytes from its own DC's brokers
+   (every record names the broker that served it; the brokers' byte
+   counters must agree), with no assignment change in a calm period
+   (10 minutes with STRETCH_DRILL_FULL=1, 1 minute otherwise);
+b. the second DC's driver is killed (SIGKILL on its whole service): the
+   first DC's job takes every partition; takeover is the time from the kill
+   to the first batch of the first DC's job holding a partition the killed
+   job owned (at most 15 s);
+c. systemd starts the killed job again and the work splits again;
+d. the second DC's Kafka nodes are lost (dc-failover.yml) and recovered
+   (dc-recovery.yml) while the jobs run; the work splits again after;
+e. every acknowledged record reaches the sinks (0 missing); duplicates are
+   counted, at most one batch per partition per handover.
+
+The figures go to reports/active-active-drill.json; the sinks, the member
+events and the playbooks' logs stay in reports/active-active-drill/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+
+import yaml
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from stretch.cluster import REPO, playbook, wait_until
+from stretch.drill import Load
+from stretch.smoke import groupsink, locality
+from stretch.spark_cluster import SparkNode
+
+REPORTS = REPO / "reports"
+WORKDIR = REPORTS / "active-active-drill"
+FULL = os.environ.get("STRETCH_DRILL_FULL") == "1"
+CALM_SECONDS = 600 if FULL else 60
+TAKEOVER_TARGET_SECONDS = 15
+LOCAL_SHARE = 0.99
+# The brokers' counters also hold the load harness's own readers (one per DC, every record, from
+# its own DC): what each DC's brokers served must be that plus what the jobs say they fetched there.
+BROKERS_AGREEMENT = 0.10
+UNIT = "spark-stream-active"
+STATE = "/var/lib/spark-stream/active"
+TOPIC = "load"
+
+
+class SparkHost(SparkNode):
+    """A DC's Spark master host, where its job runs, reached over SSH as Ansible reaches it."""
+
+    def read(self, name):
+        return self.run(f"cat {STATE}/sink/{name} 2>/dev/null || true")
+
+    def events(self):
+        return groupsink.parse_lines(self.read("events.jsonl"))
+
+    def batches(self):
+        return groupsink.parse_lines(self.read("batches.jsonl"))
+
+    def rows(self):
+        return [
+            tuple(r) for r in groupsink.parse_lines(self.run(f"cat {STATE}/sink/batch-*.jsonl 2>/dev/null || true"))
+        ]
+
+    def owned(self, at=None):
+        return groupsink.owned_at(groupsink.owned_over_time(self.events()), at or time.time())
+
+    def main_pid(self):
+        return int(self.run(f"systemctl show {UNIT} --property=MainPID --value").strip() or 0)
+
+    def restarts(self):
+        return int(self.run(f"systemctl show {UNIT} --property=NRestarts --value").strip() or 0)
+
+
+class Drill:
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.first, self.second = cluster.dcs
+        self.hosts = {dc: SparkHost(cluster, dc) for dc in cluster.dcs}
+        self.checks, self.figures = [], {}
+        self.partitions = None
+
+    def check(self, name, passed, detail=""):
+        self.checks.append({"check": name, "passed": bool(passed), "detail": str(detail)})
+        print(f"{'PASS' if passed else 'FAIL'}  {name}{': ' + str(detail) if detail != '' else ''}", flush=True)
+        return passed
+
+    def playbook(self, name, **extra):
+        run = playbook(self.cluster, name, log_dir=WORKDIR / "playbooks", **extra)
+        self.check(f"{name}.yml {extra or ''} passes", run.ok, run.log)
+        return run
+
+    def owned(self):
+        return {dc: host.owned() for dc, host in self.hosts.items()}
+
+    def split(self):
+        """Both jobs own partitions, about half each, and together all of them."""
+        owned = self.owned()
+        half = len(self.partitions) / 2
+        together = set().union(*owned.values())
+        return together == self.partitions and all(abs(len(o) - half) <= 1 for o in owned.values())
+
+    def flowing(self, dc, since):
+        return any(b["at"] > since and b["records"] for b in self.hosts[dc].batches())
+
+
+def reset_group(cluster):
+    """The job's group starts at the topic's end: the drill judges only its own run's records."""
+    config = {"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config}
+    admin = AdminClient(config)
+    topic = admin.list_topics(TOPIC, timeout=30).topics[TOPIC]
+    consumer = Consumer({**config, "group.id": "stretch-drill-offsets"})
+    try:
+        ends = [TopicPartition(TOPIC, p, consumer.get_watermark_offsets(TopicPartition(TOPIC, p), 30)[1])
+                for p in sorted(topic.partitions)]  # fmt: skip
+    finally:
+        consumer.close()
+    group = stream_group()
+    errors = []
+
+    def moved():
+        # Refused while the group still has members (a killed job's, until its session times out).
+        try:
+            for future in admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, ends)]).values():
+                future.result(timeout=30)
+            return True
+        except KafkaException as exc:
+            errors.append(str(exc))
+            return False
+
+    assert wait_until(moved, timeout=90, interval=5), f"group {group}'s offsets could not be set: {errors[-3:]}"
+    return {groupsink.key(TOPIC, p) for p in topic.partitions}
+
+
+def stream_group():
+    """The job's group: kafka_stream_group (the testbed keeps the default), or STRETCH_STREAM_GROUP."""
+    defaults = yaml.safe_load((REPO / "roles/kafka/defaults/main.yml").read_text())
+    return os.environ.get("STRETCH_STREAM_GROUP", defaults["kafka_stream_group"])
+
+
+def test_active_active_drill(cluster):
+    shutil.rmtree(WORKDIR, ignore_errors=True)
+    WORKDIR.mkdir(parents=True, mode=0o700)
+    drill = Drill(cluster)
+    first, second = drill.first, drill.second
+    racks = {n.node_id: n.dc for n in cluster.brokers}
+    hosts = {n.node_id: n.address for n in cluster.brokers}
+    stream = {"spark_stream_fetch_stats": True}
+
+    # A clean start: no job, no checkpoint or sink, the group at the topic's end.
+    drill.playbook("streaming", stream_state="stopped")
+    for host in drill.hosts.values():
+        host.run(f"rm -rf {STATE}/checkpoint {STATE}/sink")
+    drill.partitions = reset_group(cluster)
+
+    with Load(cluster, WORKDIR / "load", "the active/active drill", {"loads": {}}):
+        drill.playbook("streaming", **stream)
+        pids = {dc: h.main_pid() for dc, h in drill.hosts.items()}
+        again = drill.playbook("streaming", **stream)
+        drill.check("each DC's job is the same process after the second start", pids == {
+            dc: h.main_pid() for dc, h in drill.hosts.items()} and all(pids.values()), pids)  # fmt: skip
+        drill.check("a second start changes nothing and starts no second copy", again.ok and again.changed == 0,
+                    f"changed={again.changed}")  # fmt: skip
+        began = time.time()
+        drill.check(
+            "(a) both jobs own about half of the partitions, and together all of them",
+            wait_until(drill.split, timeout=180, interval=3),
+            {dc: sorted(o) for dc, o in drill.owned().items()},
+        )
+        drill.check(
+            "(a) both jobs write batches",
+            wait_until(lambda: all(drill.flowing(dc, began) for dc in drill.hosts), timeout=120, interval=3),
+        )
+
+        # (a) A calm period: no assignment change, each job local, the brokers' counters agreeing.
+        calm_start = time.time()
+        served_before = locality.scrape(hosts, TOPIC, cluster.metrics_port)
+        time.sleep(CALM_SECONDS)
+        served_after = locality.scrape(hosts, TOPIC, cluster.metrics_port)
+        calm_end = time.time()
+        changes = {dc: groupsink.changes_between(h.events(), calm_start, calm_end) for dc, h in drill.hosts.items()}
+        drill.check(f"(a) no assignment change in {CALM_SECONDS} calm seconds over the WAN",
+                    not any(changes.values()), changes)  # fmt: skip
+        calm_batches = {
+            dc: [b for b in h.batches() if calm_start <= b["at"] <= calm_end] for dc, h in drill.hosts.items()
+        }
+        rows = {dc: h.rows() for dc, h in drill.hosts.items()}
+        calm_rows = {dc: calm_window_rows(rows[dc], calm_batches[dc]) for dc in drill.hosts}
+        local = {dc: groupsink.locality(calm_rows[dc], racks, dc) for dc in drill.hosts}
+        drill.figures["locality"] = local
+        drill.check(f"(a) each job read at least {LOCAL_SHARE:.0%} of its record bytes from its own DC",
+                    all((s or 0) >= LOCAL_SHARE for s in local.values()), local)  # fmt: skip
+        brokers = brokers_agree(served_before, served_after, racks, calm_rows)
+        drill.figures["brokers_calm"] = brokers
+        drill.check("(a) the brokers' byte counters agree with what the jobs say each DC served",
+                    brokers["agree"], brokers)  # fmt: skip
+
+        # (b) The second DC's driver dies.
+        owned_before = drill.hosts[second].owned()
+        restarts_before = drill.hosts[second].restarts()
+        killed_at = time.time()
+        drill.hosts[second].run(f"systemctl kill --signal=SIGKILL {UNIT}")
+        taken = wait_until(
+            lambda: groupsink.takeover(drill.hosts[first].batches(), owned_before, killed_at)["all_seconds"],
+            timeout=120,
+            interval=2,
+        )
+        takeover = groupsink.takeover(drill.hosts[first].batches(), owned_before, killed_at)
+        drill.figures["takeover"] = takeover
+        drill.figures["takeover_s"] = takeover["first_seconds"]
+        drill.check(f"(b) {first}'s job reads every partition {second}'s job owned", taken, takeover)
+        drill.check(
+            f"(b) takeover within {TAKEOVER_TARGET_SECONDS} s",
+            takeover["first_seconds"] is not None and takeover["first_seconds"] <= TAKEOVER_TARGET_SECONDS,
+            f"{takeover['first_seconds']} s to the first batch, {takeover['all_seconds']} s to all",
+        )
+
+        # (c) systemd starts it again; the work splits again.
+        back = wait_until(
+            lambda: drill.hosts[second].restarts() > restarts_before and drill.split(), timeout=240, interval=3
+        )
+        drill.figures["resplit_s"] = round(time.time() - killed_at, 1) if back else None
+        drill.check(f"(c) systemd starts {second}'s job again and the work splits again", back, drill.owned())
+
+        # (d) The second DC's Kafka nodes lost and recovered while the jobs run.
+        lost_at = time.time()
+        drill.playbook("dc-failover", kafka_ops_failover_dc=second)
+        time.sleep(30)
+        drill.check(f"(d) with {second}'s nodes lost, {first}'s job goes on writing batches",
+                    drill.flowing(first, lost_at))  # fmt: skip
+        drill.playbook("dc-recovery", kafka_ops_failover_dc=second, kafka_ops_recovery_smoke_test=False)
+        recovered_at = time.time()
+        drill.check(
+            f"(d) after {second}'s recovery both jobs own about half and write batches",
+            wait_until(lambda: drill.split() and all(drill.flowing(dc, recovered_at) for dc in drill.hosts),
+                       timeout=240, interval=3),
+            drill.owned(),
+        )  # fmt: skip
+
+    # (e) Every acknowledged record in the sinks; duplicates counted and bounded.
+    acked = {tuple(map(int, line.split())) for line in (WORKDIR / "load" / "acks").read_text().splitlines()}
+    run_id = json.loads((WORKDIR / "load" / "load.json").read_text())["run_id"]
+
+    def verdict():
+        return groupsink.judge({dc: h.rows() for dc, h in drill.hosts.items()}, acked, run_id)
+
+    wait_until(lambda: verdict()["missing"] == 0, timeout=300, interval=5)
+    result = verdict()
+    events = {dc: h.events() for dc, h in drill.hosts.items()}
+    batches = {dc: h.batches() for dc, h in drill.hosts.items()}
+    moves = groupsink.handovers(events)
+    bound = groupsink.duplicate_bound(result["duplicates_by_partition"], moves, batches)
+    drill.check("(e) every acknowledged record is in the sinks", result["acked"] and result["missing"] == 0,
+                f"{result['missing']} of {result['acked']} missing {result['missing_sample']}")  # fmt: skip
+    drill.check("(e) duplicates at most one batch per partition per handover",
+                all(b["within"] for b in bound.values()), bound)  # fmt: skip
+    drill.playbook("streaming", stream_state="stopped")
+
+    for dc, host in drill.hosts.items():
+        for name in ("events.jsonl", "batches.jsonl"):
+            (WORKDIR / f"{dc}-{name}").write_text(host.read(name))
+    drill.figures.update({
+        "missing": result["missing"], "duplicates": result["duplicates"], "records": result["records"],
+        "acked": result["acked"], "batches": {dc: len(b) for dc, b in batches.items()},
+        "handovers": moves, "duplicate_bound": bound, "calm_seconds": CALM_SECONDS, "full": FULL,
+    })  # fmt: skip
+    headline = ("missing", "duplicates", "takeover_s", "locality", "batches", "records")
+    report = {**{k: drill.figures.get(k) for k in headline}, "figures": drill.figures, "checks": drill.checks}
+    (REPORTS / "active-active-drill.json").write_text(json.dumps(report, indent=2) + "\n")
+    failed = [c["check"] for c in drill.checks if not c["passed"]]
+    assert not failed, f"failed: {failed}"
+
+
+def calm_window_rows(rows, batches):
+    """The rows of the batches written in the calm window (by each batch's partition ranges)."""
+    spans = {}
+    for batch in batches:
+        for name, (first, last) in batch["ranges"].items():
+            spans.setdefault(name, []).append((first, last))
+    out = []
+    for row in rows:
+        name = groupsink.key(row[0], row[1])
+        if any(first <= row[2] <= last for first, last in spans.get(name, ())):
+            out.append(row)
+    return out
+
+
+def brokers_agree(before, after, racks, rows_by_dc):
+    """What each DC's brokers served in the window (their BytesOut for the topic) against what the jobs say
+    they fetched there plus the load harness's reader of that DC (every record once: the topic's BytesIn)."""
+    served = locality.locality(before, after, racks, None)["bytes_by_dc"]
+    fetched = {}
+    for rows in rows_by_dc.values():
+        for dc, n in groupsink.bytes_by_dc(rows, racks).items():
+            fetched[dc] = fetched.get(dc, 0) + n
+    # The jobs share the partitions: together they read every record once, as each harness reader does.
+    written = sum(fetched.values())
+    out = {"served": served, "jobs_fetched": fetched}
+    out["agree"] = bool(served) and all(
+        abs(served.get(dc, 0) - fetched.get(dc, 0) - written) <= BROKERS_AGREEMENT * max(served.get(dc, 0), 1)
+        for dc in served
+    )
+    return out
