@@ -142,16 +142,23 @@ class Cluster:
         return private_file(Path(directory) / f"{user or self.test_user}.properties", text)
 
     def secrets(self):
-        """{what: value} of every secret the inventory gives the cluster: the SCRAM users' passwords.
+        """{what: value} of every secret the inventory gives the cluster: the SCRAM users' passwords and each
+        DC's Spark cluster's secret.
 
         On the testbed they are made by the inventory's password lookups, so
         these are the values in testbed/dist/secrets too.
         """
-        return {
+        scram = {
             f"{user}'s SCRAM password": config["sasl.password"]
             for user, config in sorted(self.user_configs.items())
             if config.get("sasl.password")
         }
+        spark = {
+            f"{dc}'s Spark cluster secret": cluster["secret"]
+            for dc, cluster in sorted((self.spark or {}).items())
+            if cluster.get("secret")
+        }
+        return {**scram, **spark}
 
     def private_key_files(self):
         """The private keys kafka_pki_dir holds on this machine: the CAs' (current, next, retired) and the admin's."""

@@ -367,9 +367,11 @@ def test_a_scram_password_rotates_through_the_users_playbook(cluster, tmp_path):
 
 
 # The playbooks that handle secrets, each at full verbosity: site.yml writes
-# the nodes' keys and keystores and sets the SCRAM users (a converge of the
-# running testbed, which changes nothing but runs and prints every task),
-# users.yml sets the users, the smoke test gives its job a SCRAM password.
+# the nodes' keys and keystores, sets the SCRAM users and gives each DC's
+# Spark cluster its secret (a converge of the running testbed, which changes
+# nothing but runs and prints every task), users.yml sets the users, the
+# smoke test gives its job a SCRAM password and its reads their cluster's
+# Spark secret.
 # The rotation drill checks the runs that make new keys (rotate-certificates.yml).
 SECRET_PLAYBOOKS = [("site", ("--diff",)), ("users", ("--diff",)), ("smoke-test", ())]
 

@@ -6,6 +6,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from stretch.cluster import Cluster
 from stretch.leaks import key_body_lines, leaks
 
 PASSWORD = "Zq7rT2mXk9LpW4sB"
@@ -63,3 +64,16 @@ def test_a_certificate_is_not_taken_for_a_key():
 def test_a_secret_too_short_to_look_for_is_refused():
     with pytest.raises(ValueError, match="too short"):
         leaks("anything", {"pin": "1234"})
+
+
+def test_the_secrets_a_leak_test_looks_for_are_every_scram_password_and_every_dcs_spark_secret():
+    users = {"kafka-verify": {"sasl.password": PASSWORD}, "kafka-load": {"sasl.password": "load-pw-0123456789"}}
+    spark = {"dc1": {"secret": "dc1-spark-secret-0123456789"}, "dc2": {"secret": "dc2-spark-secret-9876543210"}}
+    cluster = Cluster("hosts.yml", (), (), 9092, 9093, 9091, 9091, 7071, user_configs=users, admin_config={},
+                      spark=spark)  # fmt: skip
+    assert cluster.secrets() == {
+        "kafka-load's SCRAM password": "load-pw-0123456789",
+        "kafka-verify's SCRAM password": PASSWORD,
+        "dc1's Spark cluster secret": "dc1-spark-secret-0123456789",
+        "dc2's Spark cluster secret": "dc2-spark-secret-9876543210",
+    }
