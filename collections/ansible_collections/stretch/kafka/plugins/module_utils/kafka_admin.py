@@ -298,7 +298,7 @@ def logs_in(bootstrap_servers, client_config, username, password, mechanism, tim
     """
     config = dict(client_config or {})
     config.update(sasl_mechanism=mechanism, sasl_plain_username=username, sasl_plain_password=password)
-    for _ in range(attempts):
+    for _attempt in range(attempts):
         failed = _login(bootstrap_servers, config, timeout)
         if failed is None:
             return True
@@ -683,7 +683,7 @@ class Admin:
         if not entries:
             return []
         failures = []
-        for acl_filter, _, error in self.client.delete_acls([_acl(e, ACLFilter) for e in entries]):
+        for acl_filter, _deleted, error in self.client.delete_acls([_acl(e, ACLFilter) for e in entries]):
             if error is not None and getattr(error, "errno", 0):
                 failures.append(f"{_entry(acl_filter)}: {error}")
         return failures

@@ -6,6 +6,7 @@ DOCUMENTATION = r"""
 ---
 module: kafka_leaders
 short_description: Elect the preferred leader of every partition that is led by another replica
+author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Reads every partition's leader over the admin protocol and runs one preferred leader
     election for the partitions whose leader is not the first replica of their list. A
