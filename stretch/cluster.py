@@ -1,14 +1,18 @@
 """The cluster as an inventory describes it, read with Ansible's own inventory API, and helpers to use it.
 
-The nodes come through the same function the roles use (module_utils/nodes.py),
-so the tests and the playbooks agree on every node's id, DC and address.
-The integration tests and the drills compare what the running cluster
-reports with this.
+It is the kafka role's compiled model (module_utils/model.py), built the way
+the role builds it: the role's vars file's kafka_cluster, templated with the
+inventory's groups, its hosts' variables and the role's defaults. The tests,
+drills and tools take every node, bootstrap list and client setting from its
+fields, and add only their own credentials, as the roles do; the integration
+tests and the drills compare what the running cluster reports with it.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,22 +21,31 @@ import yaml
 from ansible.inventory.manager import InventoryManager
 from ansible.parsing.dataloader import DataLoader
 from ansible.plugins.loader import init_plugin_loader
-from ansible.template import Templar
+from ansible.template import Templar, trust_as_template
 from ansible.vars.manager import VariableManager
 from confluent_kafka.admin import NewTopic
 from kafka.admin import KafkaAdminClient
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
 from ansible_collections.stretch.kafka.plugins.filter.spark_config import smoke_spark_files
-from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, nodes, security, spark_security
+from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, model, security, spark_security
 from stretch import REPO
 from stretch.playbook import run
 
 CLUSTER_DEFAULTS = yaml.safe_load((REPO / "roles/kafka/defaults/main.yml").read_text())
+# The kafka role's kafka_cluster: groups | stretch.kafka.cluster(hostvars, {the model's settings, by the role's
+# variables}). Its settings are templated here as the role templates them; the filter is model.cluster.
+KAFKA_CLUSTER = yaml.safe_load((REPO / "roles/kafka/vars/main.yml").read_text())["kafka_cluster"]
+_CALL = re.fullmatch(
+    r"\{\{\s*groups\s*\|\s*stretch\.kafka\.cluster\(hostvars,\s*(\{.*\})\)\s*\}\}", KAFKA_CLUSTER, re.S
+)
+if _CALL is None:
+    raise ImportError(
+        "roles/kafka/vars/main.yml: kafka_cluster is no longer groups | stretch.kafka.cluster(hostvars, {...})"
+    )
+MODEL_SETTINGS = trust_as_template("{{ " + _CALL.group(1) + " }}")
 # What node_records reads of each host, and what Ansible needs to reach it.
 NODE_VARS = ("kafka_node_id", "kafka_dc", "kafka_advertised_host", "testbed_subnet", "kafka_tls_principal")
-# What the clients' settings are made of (templated: the testbed's secrets are lookups).
-SECURITY_VARS = ("kafka_users", "kafka_tls_pki_dir", "kafka_sasl_mechanism", "kafka_listeners")
 SSH_VARS = ("ansible_host", "ansible_user", "ansible_ssh_private_key_file", "ansible_ssh_common_args")
 # What a testbed Spark master is reached at, where its DC's executors reach this machine, and its cluster's
 # secret (templated: the testbed's secrets are lookups).
@@ -63,18 +76,12 @@ class Node:
 @dataclass(frozen=True)
 class Cluster:
     inventory: str
+    model: dict  # the kafka role's kafka_cluster (module_utils/model.py)
     nodes: tuple
-    records: tuple
-    client_port: int
-    controller_port: int
-    admin_port: int
-    replication_port: int
-    metrics_port: int  # every node's Prometheus JMX exporter
     # librdkafka settings of each SCRAM user (the tests connect as kafka-verify,
-    # a super user; the load harness as kafka-load), and kafka-python settings
-    # of the admin identity (the admin certificate) for admin-protocol reads.
+    # a super user; the load harness as kafka-load): the model's client
+    # settings with that user's credentials, as the roles' clients add theirs.
     user_configs: dict
-    admin_config: dict
     test_user: str = "kafka-verify"
     # Each broker DC's Spark standalone cluster on the testbed:
     # {dc: {master, host (its address), driver_host, network, secret, ssh}}.
@@ -106,6 +113,49 @@ class Cluster:
         settings = {**spark_security.properties(secret or self.spark[dc]["secret"], "application", master)}
         settings.update(extra or {})
         return private_file(Path(directory) / (name or f"spark-{dc}.properties"), spark_security.render(settings))
+
+    @property
+    def records(self):
+        return tuple(self.model["nodes"])
+
+    def port(self, purpose):
+        """The port of the listener for purpose: controller, inter_broker, client or admin."""
+        return int(self.model["listener"][purpose]["port"])
+
+    @property
+    def client_port(self):
+        return self.port("client")
+
+    @property
+    def controller_port(self):
+        return self.port("controller")
+
+    @property
+    def admin_port(self):
+        return self.port("admin")
+
+    @property
+    def replication_port(self):
+        return self.port("inter_broker")
+
+    @property
+    def metrics_port(self):
+        """Every node's Prometheus JMX exporter."""
+        return int(self.model["metrics_port"])
+
+    @property
+    def admin_config(self):
+        """kafka-python settings of the admin identity (the admin certificate) for admin-protocol reads."""
+        return self.model["admin"]["client_config"]
+
+    def client_settings(self, dc, user=None):
+        """A client's settings in dc (librdkafka): the model's for that DC (bootstrap.servers, client.rack, the
+        transport) with user's credentials (default the tests' own) on top."""
+        return {**self.model["clients"][dc], **self.user_configs[user or self.test_user]}
+
+    def dc_bootstrap_servers(self, dc):
+        """dc's own brokers on the client listener."""
+        return self.model["dcs"][dc]["bootstrap_servers"]
 
     @property
     def brokers(self):
@@ -172,15 +222,15 @@ class Cluster:
 
     @property
     def admin_bootstrap_servers(self):
-        return ",".join(f"{n.address}:{self.admin_port}" for n in self.brokers)
+        return self.model["admin"]["bootstrap_servers"]
 
     @property
     def bootstrap_servers(self):
-        return ",".join(f"{n.address}:{self.client_port}" for n in self.brokers)
+        return self.model["bootstrap"]["client"]
 
     @property
     def bootstrap_controllers(self):
-        return ",".join(f"{n.address}:{self.controller_port}" for n in self.controllers)
+        return self.model["admin"]["bootstrap_controllers"]
 
 
 def load(inventory=None):
@@ -192,13 +242,13 @@ def load(inventory=None):
     inv = InventoryManager(loader=loader, sources=sources)
     variables = VariableManager(loader=loader, inventory=inv)
     hostvars, settings, spark = {}, dict(CLUSTER_DEFAULTS), {}
-    spark_masters = inv.get_groups_dict().get("spark_masters", [])
+    groups = inv.get_groups_dict()
     for host in inv.get_hosts():
         hv = dict(CLUSTER_DEFAULTS, **variables.get_vars(host=host))
         hv.setdefault("ansible_host", host.name)
         templar = Templar(loader=loader, variables=hv)
         hostvars[host.name] = {key: templar.template(hv[key]) for key in (*NODE_VARS, *SSH_VARS) if key in hv}
-        if host.name in spark_masters:
+        if host.name in groups.get("spark_masters", []):
             dc, ip, gateway, subnet, secret = (templar.template(hv[key]) for key in SPARK_VARS)
             spark[dc] = {
                 "master": f"spark://{ip}:{SPARK_MASTER_PORT}",
@@ -208,17 +258,9 @@ def load(inventory=None):
                 "secret": secret,
                 "ssh": {key: hostvars[host.name][key] for key in SSH_VARS if key in hostvars[host.name]},
             }
-        if host.name in inv.get_groups_dict().get(settings["kafka_brokers_group"], []):
-            settings = dict(hv, **{key: templar.template(hv[key]) for key in SECURITY_VARS if key in hv})
-    listeners = settings["kafka_listeners"]
-    records = nodes.node_records(
-        inv.get_groups_dict(),
-        hostvars,
-        settings["kafka_controllers_group"],
-        settings["kafka_brokers_group"],
-        listeners,
-        settings["kafka_controller_listener"],
-    )
+        if host.name in groups.get(settings["kafka_brokers_group"], []):
+            settings = hv
+    compiled = compile_model(loader, settings, groups, hostvars)
     cluster_nodes = tuple(
         Node(
             host=r["host"],
@@ -229,44 +271,31 @@ def load(inventory=None):
             ssh={key: hostvars[r["host"]][key] for key in SSH_VARS if key in hostvars[r["host"]]},
             network=hostvars[r["host"]].get("testbed_subnet"),
         )
-        for r in records
+        for r in compiled["nodes"]
     )
-    trusted = f"{settings['kafka_tls_pki_dir']}/trusted.pem"
+    templar = Templar(loader=loader, variables=settings)
     user_configs = {
         user["name"]: security.librdkafka(
-            {
-                "protocol": listeners[settings["kafka_client_listener"]]["protocol"],
-                "ca": trusted,
-                "username": user["name"],
-                "password": user["password"],
-                "mechanism": settings.get("kafka_sasl_mechanism", "SCRAM-SHA-512"),
-            }
+            {**compiled["client"], "username": user["name"], "password": user["password"]}
         )
-        for user in settings.get("kafka_users") or []
+        for user in templar.template(settings.get("kafka_users")) or []
     }
-    admin_listener = settings.get("kafka_adminclient_listener", "REPLICATION")
-    admin_config = security.kafka_python(
-        {
-            "protocol": listeners[admin_listener]["protocol"],
-            "ca": trusted,
-            "cert": f"{settings['kafka_tls_pki_dir']}/admin.crt",
-            "key": f"{settings['kafka_tls_pki_dir']}/admin.key",
-        }
-    )
     return Cluster(
         inventory=inventory,
+        model=compiled,
         nodes=cluster_nodes,
-        records=tuple(records),
-        client_port=int(listeners[settings["kafka_client_listener"]]["port"]),
-        controller_port=int(listeners[settings["kafka_controller_listener"]]["port"]),
-        admin_port=int(listeners[admin_listener]["port"]),
-        replication_port=int(listeners[settings["kafka_inter_broker_listener"]]["port"]),
-        metrics_port=int(settings["kafka_metrics_port"]),
         user_configs=user_configs,
-        admin_config=admin_config,
         spark=spark,
-        spark_conf=tuple(settings.get("kafka_smoke_spark_conf") or ()),
+        spark_conf=tuple(templar.template(settings.get("kafka_smoke_spark_conf")) or ()),
     )
+
+
+def compile_model(loader, variables, groups, hostvars):
+    """The cluster model as the kafka role compiles it: model.cluster (the stretch.kafka.cluster filter) of the
+    inventory's groups, every host's variables and the settings of the role's kafka_cluster, templated with a
+    broker's variables (the role's defaults under the inventory's); a plain dict."""
+    settings = Templar(loader=loader, variables=variables).template(MODEL_SETTINGS)
+    return json.loads(json.dumps(model.cluster(groups, hostvars, settings)))
 
 
 def private_file(path, text):

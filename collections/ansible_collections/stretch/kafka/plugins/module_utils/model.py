@@ -4,9 +4,9 @@ The kafka role compiles it (the stretch.kafka.cluster filter in
 roles/kafka/vars/main.yml) from the inventory's groups, every node's host
 variables and the cluster's settings. Nothing in the roles derives a node's
 DC, a listener's address or a client's settings again: they read a field.
-The tests and tools (stretch/cluster.py) read the nodes through the same
-node_records (module_utils/nodes.py), and compose their clients' settings
-with the same module_utils/security.py.
+The tests and tools (stretch/cluster.py) compile the same model, with the
+settings of the role's kafka_cluster, and add only their users' credentials
+to its client settings.
 
 settings (the kafka role's variables, by purpose):
     controllers_group, brokers_group   the two inventory groups

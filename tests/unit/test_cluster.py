@@ -1,0 +1,100 @@
+"""stretch.cluster reaches the cluster as the roles do: its bootstrap lists and client settings are the kafka
+role's compiled model (kafka_cluster), as a real ansible-playbook run compiles it from the same inventory."""
+
+import pytest
+import yaml
+
+from stretch import cluster as stretch_cluster
+from stretch.playbook import run
+
+# Two broker DCs and a tiebreaker controller, addresses apart from the inventory names, the admin client with
+# settings of its own, two SCRAM users: every input the model reads beside the kafka role's defaults.
+INVENTORY = {
+    "all": {
+        "vars": {
+            "ansible_connection": "local",
+            "kafka_users": [{"name": "kafka-verify", "password": "verify-pw"}, {"name": "kafka-load", "password": "l"}],
+            "kafka_adminclient_config": {"request_timeout_ms": 45000},
+            "kafka_tls_pki_dir": "/srv/pki",
+        },
+        "children": {
+            "kafka_controllers": {
+                "hosts": {
+                    "c1": {"kafka_node_id": 1, "kafka_dc": "dc1", "kafka_advertised_host": "10.0.1.11"},
+                    "c2": {"kafka_node_id": 2, "kafka_dc": "dc2", "kafka_advertised_host": "10.0.2.11"},
+                    "c3": {"kafka_node_id": 3, "kafka_dc": "dc3", "kafka_advertised_host": "10.0.3.11"},
+                }
+            },
+            "kafka_brokers": {
+                "hosts": {
+                    "b1": {"kafka_node_id": 11, "kafka_dc": "dc1", "kafka_advertised_host": "10.0.1.21"},
+                    "b2": {"kafka_node_id": 12, "kafka_dc": "dc1", "kafka_advertised_host": "10.0.1.22"},
+                    "b3": {"kafka_node_id": 21, "kafka_dc": "dc2", "kafka_advertised_host": "10.0.2.21"},
+                    "b4": {"kafka_node_id": 22, "kafka_dc": "dc2", "kafka_advertised_host": "10.0.2.22"},
+                }
+            },
+        },
+    }
+}
+
+# The kafka role on one broker, handing its kafka_cluster back as data; nothing is connected to.
+PLAYBOOK = [
+    {
+        "name": "The kafka role's compiled model",
+        "hosts": "b1",
+        "gather_facts": False,
+        "roles": ["kafka"],
+        "tasks": [
+            {
+                "name": "Hand back kafka_cluster",
+                "ansible.builtin.set_stats": {"data": {"model": "{{ kafka_cluster }}"}, "per_host": False},
+            }
+        ],
+    }
+]
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """(stretch.cluster's Cluster, the kafka role's kafka_cluster) of one inventory."""
+    directory = tmp_path_factory.mktemp("inventory")
+    inventory, playbook = directory / "hosts.yml", directory / "model.yml"
+    inventory.write_text(yaml.safe_dump(INVENTORY))
+    playbook.write_text(yaml.safe_dump(PLAYBOOK, sort_keys=False))
+    result = run(str(inventory), str(playbook), timeout=300)
+    assert result.ok, result.stderr[-3000:] or result.output
+    return stretch_cluster.load(str(inventory)), result.stats["model"]
+
+
+def test_a_clients_settings_in_each_dc_are_the_roles_with_its_own_credentials(compiled):
+    cluster, model = compiled
+    assert sorted(model["clients"]) == cluster.dcs == ["dc1", "dc2"]
+    for dc, settings in model["clients"].items():
+        credentials = {"sasl.username": "kafka-verify", "sasl.password": "verify-pw"}
+        assert cluster.client_settings(dc) == {**settings, **credentials}
+        assert cluster.client_settings(dc, "kafka-load")["sasl.username"] == "kafka-load"
+        # What a test adds to the bootstrap list and its own rack: the model's transport and its credentials.
+        common = {k: v for k, v in settings.items() if k not in ("bootstrap.servers", "client.rack")}
+        assert cluster.client_config == {**common, **credentials}
+
+
+def test_the_bootstrap_lists_are_the_roles(compiled):
+    cluster, model = compiled
+    assert (
+        cluster.bootstrap_servers
+        == model["bootstrap"]["client"]
+        == "10.0.1.21:9092,10.0.1.22:9092,10.0.2.21:9092,10.0.2.22:9092"
+    )
+    for dc, members in model["dcs"].items():
+        assert cluster.dc_bootstrap_servers(dc) == members["bootstrap_servers"]
+    assert cluster.dc_bootstrap_servers("dc2") == "10.0.2.21:9092,10.0.2.22:9092"
+    assert cluster.admin_bootstrap_servers == model["admin"]["bootstrap_servers"]
+    assert cluster.bootstrap_controllers == model["admin"]["bootstrap_controllers"]
+    assert [n.address for n in cluster.controllers] == ["10.0.1.11", "10.0.2.11", "10.0.3.11"]
+
+
+def test_the_admin_connection_is_the_roles_with_the_admin_clients_own_settings(compiled):
+    cluster, model = compiled
+    assert cluster.admin_config == model["admin"]["client_config"]
+    assert cluster.admin_config["request_timeout_ms"] == 45000
+    assert cluster.admin_config["ssl_certfile"] == "/srv/pki/admin.crt"
