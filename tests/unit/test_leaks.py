@@ -69,8 +69,7 @@ def test_a_secret_too_short_to_look_for_is_refused():
 def test_the_secrets_a_leak_test_looks_for_are_every_scram_password_and_every_dcs_spark_secret():
     users = {"kafka-verify": {"sasl.password": PASSWORD}, "kafka-load": {"sasl.password": "load-pw-0123456789"}}
     spark = {"dc1": {"secret": "dc1-spark-secret-0123456789"}, "dc2": {"secret": "dc2-spark-secret-9876543210"}}
-    cluster = Cluster("hosts.yml", (), (), 9092, 9093, 9091, 9091, 7071, user_configs=users, admin_config={},
-                      spark=spark)  # fmt: skip
+    cluster = Cluster("hosts.yml", model={}, nodes=(), user_configs=users, spark=spark)
     assert cluster.secrets() == {
         "kafka-load's SCRAM password": "load-pw-0123456789",
         "kafka-verify's SCRAM password": PASSWORD,
