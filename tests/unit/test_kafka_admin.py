@@ -151,3 +151,94 @@ def test_a_broker_config_change_the_cluster_refuses_is_named_by_the_broker_id_it
     )
     change = {"set": {"leader.replication.throttled.rate": "1000"}, "delete": []}
     assert admin_over(client).alter_configs("broker", {101: change, 202: change}) == {202: "no"}
+
+
+# -- which brokers answer: a frozen host is passed over, not waited on ----------
+
+
+@pytest.fixture
+def tls_listener(tmp_path):
+    """A TLS server on loopback that completes handshakes (a live broker); yields its address."""
+    import datetime
+    import socket
+    import ssl
+    import threading
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "broker")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )  # fmt: skip
+    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (tmp_path / "key.pem").write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(10)
+
+    def serve():
+        for _ in range(4):
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            try:
+                with context.wrap_socket(conn, server_side=True) as tls:
+                    tls.recv(1)
+            except (OSError, ssl.SSLError):
+                pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+
+
+@pytest.fixture
+def frozen_listener():
+    """A listening socket nothing accepts from: the kernel completes the TCP handshake, no process answers."""
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0), backlog=8)
+    yield f"127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+
+
+def closed_port():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_a_broker_that_accepts_connections_but_sends_no_tls_reply_is_passed_over(tls_listener, frozen_listener):
+    from ansible_collections.stretch.kafka.plugins.module_utils.kafka_admin import answering
+
+    dead = closed_port()
+    live, silent = answering([frozen_listener, tls_listener, dead], {"security_protocol": "SSL"}, timeout=1)
+    assert live == [tls_listener]
+    assert silent == [frozen_listener, dead]
+
+
+def test_without_tls_a_connection_that_is_accepted_is_an_answer(frozen_listener):
+    from ansible_collections.stretch.kafka.plugins.module_utils.kafka_admin import answering
+
+    dead = closed_port()
+    assert answering([frozen_listener, dead], {}, timeout=1) == ([frozen_listener], [dead])
+
+
+def test_when_no_broker_answers_the_admin_fails_naming_them_instead_of_waiting(frozen_listener):
+    admin = Admin(frozen_listener, {"security_protocol": "SSL"})
+    with pytest.raises(AdminError, match=f"no broker answered: {frozen_listener}: no TLS reply"):
+        admin.client  # noqa: B018  connecting is what is tested

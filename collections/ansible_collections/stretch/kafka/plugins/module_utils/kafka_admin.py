@@ -12,9 +12,12 @@ DescribeClientQuotas and AlterClientQuotas requests it defines.
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import contextlib
 import logging
 import re
+import socket
+import ssl
 import time
 import uuid
 
@@ -128,6 +131,74 @@ def _election_results(reply):
     return out
 
 
+# How long a broker or controller has to answer the first bytes of a TLS
+# handshake. kafka-python bounds a connection's TCP connect and its requests,
+# not its TLS handshake: a host whose kernel still accepts connections while
+# its processes are frozen (a paused container, a hung host, a JVM stopped in
+# a pause) would hold a client in the handshake for good.
+HANDSHAKE_SECONDS = 5.0
+
+
+def _split_address(address):
+    host, _, port = address.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def _answers(address, tls, timeout):
+    """Whether address accepts a connection and, on a TLS listener, sends a TLS reply within timeout.
+
+    Any reply counts, a refused handshake too (a listener that wants a client
+    certificate this probe does not offer): it proves a live process.
+    """
+    try:
+        with socket.create_connection(_split_address(address), timeout=timeout) as sock:
+            if not tls:
+                return True
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+            sock.settimeout(timeout)
+            try:
+                with context.wrap_socket(sock) as wrapped:
+                    wrapped.settimeout(timeout)
+                    return True
+            except (ssl.SSLError, ConnectionResetError):
+                return True
+    except (OSError, ValueError):
+        return False
+
+
+def answering(addresses, client_config, timeout=HANDSHAKE_SECONDS):
+    """(those of addresses that answer, those that do not), in their given order, probed side by side."""
+    if not addresses:
+        return [], []
+    tls = str(client_config.get("security_protocol", "PLAINTEXT")).upper() in ("SSL", "SASL_SSL")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(addresses)) as pool:
+        replies = list(pool.map(lambda a: _answers(a, tls, timeout), addresses))
+    return (
+        [a for a, ok in zip(addresses, replies, strict=True) if ok],
+        [a for a, ok in zip(addresses, replies, strict=True) if not ok],
+    )
+
+
+def _silent(addresses, timeout=HANDSHAKE_SECONDS):
+    return f"{', '.join(addresses)}: no TLS reply in {timeout:g} s (the host accepts connections but nothing answers)"
+
+
+def live_bootstrap(servers, client_config, what="broker"):
+    """The addresses of a comma-separated list (or a list) that answer, for a kafka-python client to bootstrap from.
+
+    AdminError naming every address when none answers: a client given only
+    frozen hosts would wait for good.
+    """
+    if isinstance(servers, str):
+        servers = [s.strip() for s in servers.split(",") if s.strip()]
+    live, silent = answering(list(servers), client_config or {})
+    if not live:
+        raise AdminError(f"no {what} answered: " + _silent(silent))
+    return live
+
+
 class _ControllerClient:
     """DescribeQuorum straight to the controllers (KIP-919), which answer no Metadata requests.
 
@@ -143,8 +214,10 @@ class _ControllerClient:
         self.controllers, self.client_config, self.timeout_ms = controllers, client_config, timeout_ms
 
     def describe_quorum(self):
+        live = live_bootstrap(self.controllers, self.client_config, "controller")
+        silent = [c for c in self.controllers if c not in live]
         net = KafkaNetClient(
-            bootstrap_servers=self.controllers,
+            bootstrap_servers=live,
             client_id="stretch-kafka-ansible",
             request_timeout_ms=self.timeout_ms,
             metrics=Metrics(),
@@ -163,7 +236,7 @@ class _ControllerClient:
             await conn
             return await conn.send_request(request, request_timeout_ms=self.timeout_ms)
 
-        answers = []
+        answers = [_silent(silent)] if silent else []
         try:
             for node in manager.cluster.bootstrap_brokers():
                 where = f"{node.host}:{node.port}"
@@ -273,7 +346,7 @@ def _login(bootstrap_servers, config, timeout):
     kafka_log.addHandler(watcher)
     try:
         client = KafkaAdminClient(
-            bootstrap_servers=[s.strip() for s in bootstrap_servers.split(",") if s.strip()],
+            bootstrap_servers=live_bootstrap(bootstrap_servers, config),
             client_id="stretch-kafka-ansible",
             request_timeout_ms=timeout * 1000,
             bootstrap_timeout_ms=timeout * 1000,
@@ -340,12 +413,15 @@ class Admin:
     def _connect(self):
         if not self.servers:
             raise AdminError("no broker address to connect to (bootstrap_servers is empty)")
-        # kafka-python bootstraps from one address of the list; with a DC
-        # down that one may be dead, so each address is tried in turn.
-        for attempt, server in enumerate(self.servers):
+        # kafka-python bootstraps from one address of the list, picked at
+        # random; with a DC down that one may be dead (or frozen: see
+        # HANDSHAKE_SECONDS), so only the addresses that answer are given,
+        # each first in turn.
+        servers = live_bootstrap(self.servers, self.client_config)
+        for attempt, server in enumerate(servers):
             try:
                 self.raw = KafkaAdminClient(
-                    bootstrap_servers=[server, *self.servers[:attempt], *self.servers[attempt + 1 :]],
+                    bootstrap_servers=[server, *servers[:attempt], *servers[attempt + 1 :]],
                     client_id="stretch-kafka-ansible",
                     request_timeout_ms=self.timeout_ms,
                     **self.client_config,
@@ -353,7 +429,7 @@ class Admin:
                 self._client = _Retrying(self.raw)
                 return
             except Exception:  # noqa: BLE001  the next address may answer
-                if attempt == len(self.servers) - 1:
+                if attempt == len(servers) - 1:
                     raise
 
     def close(self):

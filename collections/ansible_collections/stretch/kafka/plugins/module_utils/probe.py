@@ -52,10 +52,12 @@ class KafkaProbe:
     def __init__(self, bootstrap_servers, topic, client_config=None, request_timeout=2.0):
         from kafka import KafkaProducer  # noqa: PLC0415  kafka-python is only needed where the probe runs
 
+        from ansible_collections.stretch.kafka.plugins.module_utils.kafka_admin import live_bootstrap  # noqa: PLC0415
+
         self.topic = topic
         self.timeout = request_timeout
         self.producer = KafkaProducer(
-            bootstrap_servers=[s.strip() for s in bootstrap_servers.split(",") if s.strip()],
+            bootstrap_servers=live_bootstrap(bootstrap_servers, client_config),
             client_id="stretch-kafka-probe",
             acks="all",
             retries=0,
