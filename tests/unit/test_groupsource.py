@@ -362,11 +362,17 @@ class Msg:
 class ReadConsumer:
     def __init__(self, batches, position=None):
         self.batches, self.position_at, self.assigned, self.closed = list(batches), position, None, False
+        self.first_assigned = None
 
     def assign(self, partitions):
         self.assigned = partitions
+        self.first_assigned = self.first_assigned or partitions
+
+    def unassign(self):
+        self.assigned = None
 
     def consume(self, num_messages, timeout):
+        assert self.assigned, "consumed from a reader with no partition assigned"
         return self.batches.pop(0) if self.batches else []
 
     def position(self, partitions):
@@ -396,8 +402,15 @@ def test_a_range_is_read_exactly_and_from_its_start():
     consumer = ReadConsumer([[Msg(9), Msg(10), Msg(11)], [Msg(12), Msg(13), Msg(14)]])
     rows = read(consumer, 10, 13)
     assert [r[2] for r in rows] == [10, 11, 12]
-    assert consumer.assigned[0].offset == 10
+    assert consumer.first_assigned[0].offset == 10
     assert rows[0] == ("load", 0, 10, 1010, None, b"v10", None)
+
+
+def test_once_its_range_is_read_the_reader_lets_go_of_the_partition_so_nothing_is_fetched_ahead():
+    consumer = ReadConsumer([[Msg(10), Msg(11)], [Msg(12), Msg(13)]])
+    read(consumer, 10, 12)
+    assert consumer.assigned is None
+    assert [r[2] for r in read(consumer, 12, 14)] == [12, 13], "the next range of the partition was not read"
 
 
 def test_offsets_without_records_inside_the_range_are_skipped():
