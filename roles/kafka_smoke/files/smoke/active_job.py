@@ -48,7 +48,7 @@ def parse_args(argv=None):
     p.add_argument("--sink", required=True, help="this DC's sink directory")
     p.add_argument("--stop-file", required=True, help="the job stops once this file exists")
     p.add_argument("--trigger-seconds", type=float, default=2.0)
-    p.add_argument("--session-timeout-ms", type=int, default=8000, help="the group's consumer.session.timeout.ms")
+    p.add_argument("--session-timeout-ms", type=int, default=6000, help="the group's consumer.session.timeout.ms")
     p.add_argument("--heartbeat-interval-ms", type=int, default=1000, help="consumer.heartbeat.interval.ms")
     p.add_argument("--starting-offsets", choices=("earliest", "latest"), default="earliest")
     p.add_argument("--max-records-per-partition", type=int, default=50000, help="per micro-batch; 0: no cap")
