@@ -50,6 +50,51 @@ class RoutedBytes(netcount.RoutedBytes):
         super().__init__({dc: dc_network(dc)[1] for dc in self.dcs}, ports, table=TABLE, directions=("dport", "sport"))
 
 
+def container_pid(address):
+    """The process id of the running testbed container that has address on one of its networks."""
+    for name in _run("podman", "ps", "--format", "{{.Names}}").split():
+        out = _run(
+            "podman", "inspect", name,
+            "--format", "{{.State.Pid}} {{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}",
+        )  # fmt: skip
+        pid, *addresses = out.split()
+        if address in addresses:
+            return int(pid)
+    raise RuntimeError(f"no running container has the address {address}")
+
+
+class ReceivedBytes:
+    """What one testbed host receives from each DC's Kafka listeners, counted in the host's own network namespace
+    (entered with nsenter): its own DC's replies and the other DCs' alike, at the same hook and in the same unit
+    (IP bytes). address: the container's; None for this machine itself (the runner, where the load harness
+    runs). `read()` gives {DC: (bytes, packets)} since the block was entered."""
+
+    def __init__(self, address, subnets, ports, table="stretch_received"):
+        self.address, self.subnets, self.ports, self.table = address, dict(subnets), set(ports), table
+        self.pid = None
+
+    def _nft(self, *args, stdin=None, check=True):
+        enter = ["nsenter", "--target", str(self.pid), "--net"] if self.pid else []
+        proc = subprocess.run([*enter, "nft", *args], input=stdin, capture_output=True, text=True)
+        if check and proc.returncode != 0:
+            where = f"{self.address}'s network namespace" if self.address else "this machine's network namespace"
+            raise RuntimeError(f"nft {' '.join(args)} in {where}: {proc.stderr.strip()}")
+        return proc.stdout
+
+    def __enter__(self):
+        self.pid = container_pid(self.address) if self.address else None
+        self._nft("delete", "table", "inet", self.table, check=False)
+        self._nft("-f", "-", stdin=netcount.received_ruleset(self.table, self.subnets, self.ports))
+        return self
+
+    def read(self):
+        listing = self._nft("-j", "list", "counters", "table", "inet", self.table)
+        return netcount.parse_received(listing, self.table, self.subnets)
+
+    def __exit__(self, *exc):
+        self._nft("delete", "table", "inet", self.table, check=False)
+
+
 class Sampler(Periodic):
     """Reads RoutedBytes every interval seconds, from start() until stop(): [(seconds since the epoch, {pair: bytes})].
 

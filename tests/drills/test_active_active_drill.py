@@ -6,10 +6,13 @@ streaming job (smoke.active_job with the kafka_group source) runs on both
 DCs' Spark clusters in one consumer group (playbooks/streaming.yml):
 
 a. both jobs are in the group, each owns about half of the partitions, and
-   each reads at least 99% of its record bytes from its own DC's brokers
-   (every record names the broker that served it; the brokers' byte
-   counters must agree), with no assignment change in a calm period
-   (10 minutes with STRETCH_DRILL_FULL=1, 1 minute otherwise);
+   each DC's Spark host (the job's driver and executors) receives at least
+   99% of its Kafka bytes from its own DC's brokers, by its kernel's
+   counters (nftables in its network namespace); the brokers' byte counters
+   (BytesOut) must agree with what the hosts' kernels received from each
+   DC; each record also names the broker that served it (a figure); no
+   assignment changes in a calm period (10 minutes with
+   STRETCH_DRILL_FULL=1, 1 minute otherwise);
 b. the second DC's driver is killed (SIGKILL on its whole service): the
    first DC's job takes every partition; takeover is the time from the kill
    to the first batch of the first DC's job holding a partition the killed
@@ -26,6 +29,7 @@ events and the playbooks' logs stay in reports/active-active-drill/.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -35,6 +39,7 @@ import yaml
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from stretch import dcnet
 from stretch.cluster import REPO, playbook, wait_until
 from stretch.drill import Load
 from stretch.smoke import groupsink, locality
@@ -46,9 +51,10 @@ FULL = os.environ.get("STRETCH_DRILL_FULL") == "1"
 CALM_SECONDS = 600 if FULL else 60
 TAKEOVER_TARGET_SECONDS = 15
 LOCAL_SHARE = 0.99
-# The brokers' counters also hold the load harness's own readers (one per DC, every record, from
-# its own DC): what each DC's brokers served must be that plus what the jobs say they fetched there.
-BROKERS_AGREEMENT = 0.10
+# How far apart the two DCs' ratios of kernel-received IP bytes to broker-served record bytes may be.
+# The ratio itself is about 1.43 at this drill's load (small fetch responses of a few 512-byte records
+# each: framing, TLS and TCP/IP headers weigh), the same in both DCs.
+BROKERS_RATIO_SPREAD = 0.05
 UNIT = "spark-stream-active"
 STATE = "/var/lib/spark-stream/active"
 TOPIC = "load"
@@ -182,11 +188,19 @@ def test_active_active_drill(cluster):
         )
 
         # (a) A calm period: no assignment change, each job local, the brokers' counters agreeing.
-        calm_start = time.time()
-        served_before = locality.scrape(hosts, TOPIC, cluster.metrics_port)
-        time.sleep(CALM_SECONDS)
-        served_after = locality.scrape(hosts, TOPIC, cluster.metrics_port)
-        calm_end = time.time()
+        with kernel_counters(cluster) as kernels:
+            calm_start = time.time()
+            received_before = {where: counter.read() for where, counter in kernels.items()}
+            served_before = locality.scrape(hosts, TOPIC, cluster.metrics_port)
+            time.sleep(CALM_SECONDS)
+            served_after = locality.scrape(hosts, TOPIC, cluster.metrics_port)
+            received_after = {where: counter.read() for where, counter in kernels.items()}
+            calm_end = time.time()
+        received = {
+            where: {dc: after[dc][0] - received_before[where][dc][0] for dc in after}
+            for where, after in received_after.items()
+        }
+        drill.figures["received_calm"] = received
         changes = {dc: groupsink.changes_between(h.events(), calm_start, calm_end) for dc, h in drill.hosts.items()}
         drill.check(f"(a) no assignment change in {CALM_SECONDS} calm seconds over the WAN",
                     not any(changes.values()), changes)  # fmt: skip
@@ -195,14 +209,16 @@ def test_active_active_drill(cluster):
         }
         rows = {dc: h.rows() for dc, h in drill.hosts.items()}
         calm_rows = {dc: calm_window_rows(rows[dc], calm_batches[dc]) for dc in drill.hosts}
-        local = {dc: groupsink.locality(calm_rows[dc], racks, dc) for dc in drill.hosts}
+        drill.figures["locality_by_rows"] = {dc: groupsink.locality(calm_rows[dc], racks, dc) for dc in drill.hosts}
+        local = {dc: kernel_locality(received[dc], dc) for dc in drill.hosts}
         drill.figures["locality"] = local
-        drill.check(f"(a) each job read at least {LOCAL_SHARE:.0%} of its record bytes from its own DC",
-                    all((s or 0) >= LOCAL_SHARE for s in local.values()), local)  # fmt: skip
-        brokers = brokers_agree(served_before, served_after, racks, calm_rows)
+        drill.check(f"(a) each job's Spark host received at least {LOCAL_SHARE:.0%} of its Kafka bytes from its own "
+                    "DC (its kernel's counters)", all((s or 0) >= LOCAL_SHARE for s in local.values()),
+                    {"locality": local, "by_rows": drill.figures["locality_by_rows"]})  # fmt: skip
+        brokers = brokers_agree(served_before, served_after, racks, received)
         drill.figures["brokers_calm"] = brokers
-        drill.check("(a) the brokers' byte counters agree with what the jobs say each DC served",
-                    brokers["agree"], brokers)  # fmt: skip
+        drill.check("(a) what each DC's brokers say they served agrees with what the hosts' kernels received from "
+                    "that DC", brokers["agree"], brokers)  # fmt: skip
 
         # (b) The second DC's driver dies.
         owned_before = drill.hosts[second].owned()
@@ -294,19 +310,48 @@ def calm_window_rows(rows, batches):
     return out
 
 
-def brokers_agree(before, after, racks, rows_by_dc):
-    """What each DC's brokers served in the window (their BytesOut for the topic) against what the jobs say
-    they fetched there plus the load harness's reader of that DC (every record once: the topic's BytesIn)."""
+def kernel_counters(cluster):
+    """The kernel's counters of what each reader host receives from each DC's client listeners, for a block:
+    {DC: its Spark host (the job's driver and executors), "runner": this machine (the load harness's readers)}."""
+    subnets = {dc: cluster.spark[dc]["network"] for dc in cluster.dcs}
+    ports = [cluster.client_port]
+    wanted = {**{dc: cluster.spark[dc]["host"] for dc in cluster.dcs}, "runner": None}
+
+    @contextlib.contextmanager
+    def counters():
+        with contextlib.ExitStack() as stack:
+            yield {
+                where: stack.enter_context(dcnet.ReceivedBytes(address, subnets, ports, table="stretch_aa_drill"))
+                for where, address in wanted.items()
+            }
+
+    return counters()
+
+
+def kernel_locality(received, dc):
+    """The share of the bytes a host received from the DCs' listeners that came from dc's; None without any."""
+    total = sum(received.values())
+    return round(received.get(dc, 0) / total, 4) if total else None
+
+
+def brokers_agree(before, after, racks, received):
+    """What each DC's brokers served in the window (their BytesOut for the topic: record bytes) against what
+    every reader host's kernel received from that DC's listeners (IP bytes: the records with the fetch
+    responses, TLS and TCP around them, and the replies that carry no record).
+
+    The kernels cannot have received fewer bytes than the brokers served; and since both DCs serve the same
+    mix (one job and one harness reader each), the two DCs' ratios must match within BROKERS_RATIO_SPREAD:
+    bytes a DC's brokers served to a reader none of the counted hosts is, or counted twice, would break it.
+    """
     served = locality.locality(before, after, racks, None)["bytes_by_dc"]
-    fetched = {}
-    for rows in rows_by_dc.values():
-        for dc, n in groupsink.bytes_by_dc(rows, racks).items():
-            fetched[dc] = fetched.get(dc, 0) + n
-    # The jobs share the partitions: together they read every record once, as each harness reader does.
-    written = sum(fetched.values())
-    out = {"served": served, "jobs_fetched": fetched}
-    out["agree"] = bool(served) and all(
-        abs(served.get(dc, 0) - fetched.get(dc, 0) - written) <= BROKERS_AGREEMENT * max(served.get(dc, 0), 1)
-        for dc in served
+    got = {}
+    for by_dc in received.values():
+        for dc, n in by_dc.items():
+            got[dc] = got.get(dc, 0) + n
+    ratios = {dc: round(got.get(dc, 0) / served[dc], 4) if served[dc] else None for dc in served}
+    out = {"served": served, "received": got, "ratio": ratios}
+    known = [r for r in ratios.values() if r is not None]
+    out["agree"] = (
+        len(known) == len(ratios) >= 2 and min(known) >= 1.0 and max(known) <= min(known) * (1 + BROKERS_RATIO_SPREAD)
     )
     return out

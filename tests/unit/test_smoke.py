@@ -219,6 +219,21 @@ def test_routed_ruleset_counts_each_dc_pair_of_the_listeners_replies():
         netcount.parse_routed(listing, "t", ["dc1", "dc2"])
 
 
+def test_received_ruleset_counts_what_a_host_gets_from_each_dcs_listeners_at_one_hook():
+    rules = netcount.received_ruleset("t", {"dc2": "10.0.2.0/24", "dc1": "10.0.1.0/24"}, [9093, 9092])
+    assert "counter from_dc1 { }" in rules
+    assert "counter from_dc2 { }" in rules
+    assert "type filter hook input priority -150" in rules
+    assert "ip saddr 10.0.1.0/24 meta l4proto tcp th sport { 9092, 9093 } counter name from_dc1" in rules
+    assert "ip saddr 10.0.2.0/24 meta l4proto tcp th sport { 9092, 9093 } counter name from_dc2" in rules
+    listing = json.dumps({"nftables": [{"counter": {"name": "from_dc1", "bytes": 7, "packets": 1}}]})
+    with pytest.raises(RuntimeError, match="from_dc2 not found in table t"):
+        netcount.parse_received(listing, "t", ["dc1", "dc2"])
+    listing = json.dumps({"nftables": [{"counter": {"name": f"from_{dc}", "bytes": b, "packets": 1}}
+                                       for dc, b in (("dc1", 7), ("dc2", 9))]})  # fmt: skip
+    assert netcount.parse_received(listing, "t", ["dc2", "dc1"]) == {"dc1": (7, 1), "dc2": (9, 1)}
+
+
 def cli(*extra):
     return parse_args(["--bootstrap-servers", "h:9093", "--dc", "dc1", "--dc", "dc2", *extra])
 

@@ -166,6 +166,39 @@ def parse_routed(listing, table, dcs):
     return out
 
 
+def received_counter(dc):
+    return f"from_{dc}"
+
+
+def received_ruleset(table, subnets, ports):
+    """An nft table for one host's own network namespace: one named counter per DC ({dc: subnet}), fed in the
+    input path by the TCP segments from that DC's subnet whose source port is one of ports (the listeners'
+    replies). The bytes from the host's own DC and from the other DCs are counted alike, at the same hook."""
+    port_set = ", ".join(str(p) for p in sorted(ports))
+    lines = [f"table inet {table} {{"]
+    lines += [f"    counter {received_counter(dc)} {{ }}" for dc in sorted(subnets)]
+    lines += ["    chain input {", "        type filter hook input priority -150; policy accept;"]
+    lines += [
+        f"        ip saddr {subnets[dc]} meta l4proto tcp th sport {{ {port_set} }} counter name {received_counter(dc)}"
+        for dc in sorted(subnets)
+    ]
+    lines += ["    }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def parse_received(listing, table, dcs):
+    """{DC: (bytes, packets)} of `nft -j list counters table inet <table>`; every DC's counter must be there."""
+    found = {}
+    for item in json.loads(listing).get("nftables", []):
+        counter = item.get("counter")
+        if counter:
+            found[counter["name"]] = (counter["bytes"], counter["packets"])
+    missing = [received_counter(dc) for dc in sorted(dcs) if received_counter(dc) not in found]
+    if missing:
+        raise RuntimeError(f"nft counter(s) {', '.join(missing)} not found in table {table}")
+    return {dc: found[received_counter(dc)] for dc in sorted(dcs)}
+
+
 class RoutedBytes:
     """The router's per-DC-pair counters of the listeners' ports, from the moment the block is entered."""
 
