@@ -209,6 +209,8 @@ def test_a_refused_login_is_false_and_an_unreachable_listener_is_an_error(monkey
     from kafka import errors
 
     refused = errors.SaslAuthenticationFailedError("invalid credentials")
+    # No broker runs here: the stubbed client is the one that answers.
+    monkeypatch.setattr(kafka_admin, "answering", lambda addresses, config: (list(addresses), []))
     monkeypatch.setattr(kafka_admin, "KafkaAdminClient", refusing_client(refused))
     assert kafka_admin.logs_in("b:9092", {}, "u", "p" * 8, "SCRAM-SHA-512") is False
     monkeypatch.setattr(kafka_admin, "KafkaAdminClient", refusing_client(errors.KafkaConnectionError("refused")))

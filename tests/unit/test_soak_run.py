@@ -131,9 +131,11 @@ def test_a_slots_overlapping_fault_starts_at_its_offset_while_the_first_is_on(so
     kill = planned(2, "broker-kill", "dc1-controller", hold=0.05, parent=1)
     kill.at = 1.0
     pause.children.append(kill)
+    slot_start = time.time()
     soak.run_slot(pause, recorder)
     started = {r["id"]: r["start"] for r in records(soak)}
-    assert started[2] - started[1] >= 0.9  # its offset, give or take the primary's own start
+    # Its offset from the slot's start, never earlier (a loaded machine only delays it).
+    assert started[2] - slot_start >= 1.0
     times = {w: t for t, w in soak.tb.done}
     killed = times["dc1-controller: systemctl kill --signal=SIGKILL kafka"]
     assert times["dc1-broker1: systemctl kill --kill-whom=main --signal=SIGSTOP kafka"] < killed
