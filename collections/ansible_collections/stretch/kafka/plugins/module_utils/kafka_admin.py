@@ -140,7 +140,7 @@ HANDSHAKE_SECONDS = 5.0
 
 
 def _split_address(address):
-    host, _, port = address.rpartition(":")
+    host, port = address.rsplit(":", 1)
     return host.strip("[]"), int(port)
 
 
