@@ -320,17 +320,21 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
     drill.check(f"{second} lost: the {first} reader kept reading", reader.get("read", 0) > 0, reader.get("read"))
     # Where a reader's bytes come from says something only while it could
     # fetch from either DC: with the other DC dead, every byte is local by
-    # force. Judged on the windows after the recovery and after the cut
-    # healed, with both broker DCs up.
-    for name in (f"{second} back", "settled"):
-        both_up = windows.get(name, {}).get("dcs", {})
-        for dc in (first, second):
-            share = both_up.get(dc, {}).get("own_dc_byte_share")
-            drill.check(
-                f"{name}, both broker DCs up: the {dc} reader read from {dc}",
-                share is not None and share >= 0.99,
-                f"own-DC byte share {share}",
-            )
+    # force. Just after the recovery its replicas are still catching up, and
+    # librdkafka, having lost its preferred replica, does not take a new one
+    # for 60 s ("lease changing too quickly"): the returning DC's reader reads
+    # from the leaders meanwhile (a figure). Judged once the cluster has
+    # settled, with both broker DCs up.
+    back = windows.get(f"{second} back", {}).get("dcs", {})
+    f["own_dc_byte_share_just_back"] = {dc: back.get(dc, {}).get("own_dc_byte_share") for dc in (first, second)}
+    settled = windows.get("settled", {}).get("dcs", {})
+    for dc in (first, second):
+        share = settled.get(dc, {}).get("own_dc_byte_share")
+        drill.check(
+            f"settled, both broker DCs up: the {dc} reader read from {dc}",
+            share is not None and share >= 0.99,
+            f"own-DC byte share {share}",
+        )
     quiet = windows.get(f"{tiebreaker} lost", {})
     drill.check(
         f"{tiebreaker} lost: every partition kept acknowledging writes",
