@@ -151,13 +151,19 @@ def routed_ruleset(table, subnets, ports, directions=("sport",)):
     return "\n".join(lines) + "\n"
 
 
-def parse_routed(listing, table, dcs):
-    """{(from DC, to DC): (bytes, packets)} of `nft -j list counters table inet <table>`; every pair must be there."""
+def named_counters(listing):
+    """{name: (bytes, packets)} of the named counters in `nft -j list counters ...`."""
     found = {}
     for item in json.loads(listing).get("nftables", []):
         counter = item.get("counter")
         if counter:
             found[counter["name"]] = (counter["bytes"], counter["packets"])
+    return found
+
+
+def parse_routed(listing, table, dcs):
+    """{(from DC, to DC): (bytes, packets)} of `nft -j list counters table inet <table>`; every pair must be there."""
+    found = named_counters(listing)
     out = {}
     for a, b in itertools.permutations(sorted(dcs), 2):
         if counter_name(a, b) not in found:
@@ -188,11 +194,7 @@ def received_ruleset(table, subnets, ports):
 
 def parse_received(listing, table, dcs):
     """{DC: (bytes, packets)} of `nft -j list counters table inet <table>`; every DC's counter must be there."""
-    found = {}
-    for item in json.loads(listing).get("nftables", []):
-        counter = item.get("counter")
-        if counter:
-            found[counter["name"]] = (counter["bytes"], counter["packets"])
+    found = named_counters(listing)
     missing = [received_counter(dc) for dc in sorted(dcs) if received_counter(dc) not in found]
     if missing:
         raise RuntimeError(f"nft counter(s) {', '.join(missing)} not found in table {table}")
