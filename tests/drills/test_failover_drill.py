@@ -46,7 +46,7 @@ BACKLOG_RECORDS, BACKLOG_RECORD_BYTES = 20_000, 1024
 THROTTLE_RATE = 1_048_576
 # Kafka holds the throttle's rate over its quota window
 # (replication.quota.window.num 11 x replication.quota.window.size.seconds 1).
-THROTTLE_WINDOW = 10
+THROTTLE_WINDOW = 11
 
 
 class Drill:
