@@ -117,22 +117,18 @@ class Drill:
         return wait_until(lambda: any(b["dc"] == dc and b["records"] for b in self.batches()), timeout=timeout)
 
 
-def received_between(samples, start, end):
-    """{source DC: bytes} one host received between start and end, from its sampler's cumulative samples."""
+def counted_between(samples, start, end):
+    """{counter: what it counted} between start and end, from a sampler's cumulative samples ({} without two)."""
     inside = [(t, counts) for t, counts in samples if start <= t <= end]
     if len(inside) < 2:
         return {}
     (_, first), (_, last) = inside[0], inside[-1]
-    return {dc: last[dc] - first[dc] for dc in last}
+    return {key: last[key] - first[key] for key in last}
 
 
 def crossed_into(samples, dc, start, end):
-    """Bytes counted crossing into dc between start and end, from the sampler's cumulative samples."""
-    inside = [(t, counts) for t, counts in samples if start <= t <= end]
-    if len(inside) < 2:
-        return 0
-    (_, first), (_, last) = inside[0], inside[-1]
-    return sum(last[pair] - first[pair] for pair in last if pair[1] == dc)
+    """Bytes the router counted crossing into dc between start and end."""
+    return sum(n for (_, to), n in counted_between(samples, start, end).items() if to == dc)
 
 
 def test_stream_drill(cluster):
@@ -226,7 +222,7 @@ def test_stream_drill(cluster):
         in_phase = [b for b in batches if p["start"] <= b["at"] <= p["end"] and b["dc"] == p["dc"]]
         records = sum(b["records"] for b in in_phase)
         crossed = crossed_into(samples, p["dc"], p["start"], p["end"])
-        got = received_between(host_samples[p["dc"]], p["start"], p["end"])
+        got = counted_between(host_samples[p["dc"]], p["start"], p["end"])
         read = sum(r[4] for r in streamsink.rows_of(files, {b["batch"] for b in in_phase}))
         seconds = p["end"] - p["start"]
         figures.append({
