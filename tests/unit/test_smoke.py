@@ -10,7 +10,11 @@ import pytest
 from confluent_kafka import Producer
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
-from ansible_collections.stretch.kafka.plugins.filter.spark_config import smoke_spark_files, smoke_spark_problems
+from ansible_collections.stretch.kafka.plugins.filter.spark_config import (
+    package_files,
+    smoke_spark_files,
+    smoke_spark_problems,
+)
 from stretch.smoke import checks, locality, netcount, records
 from stretch.smoke.run import dc_networks, parse_args, problems, spark_clusters
 
@@ -346,3 +350,20 @@ def test_the_kafka_clients_own_log_lines_go_to_the_log_file_not_to_stderr(tmp_pa
     producer.flush(0)
     assert "127.0.0.1:1" in log.read_text(), "the client's log never reached the log file"
     assert "%" not in capfd.readouterr().err, "a librdkafka log line went to stderr, where the summary shows it"
+
+
+def test_package_files_copies_each_module_under_its_own_name_in_name_order():
+    entries = package_files(["/c/smoke/run.py", "/c/smoke/__init__.py"], "/opt/job/smoke", "root", "spark")
+    assert entries == [
+        {"file": "/c/smoke/__init__.py", "dest": "/opt/job/smoke/__init__.py", "owner": "root", "group": "spark",
+         "mode": "0644"},
+        {"file": "/c/smoke/run.py", "dest": "/opt/job/smoke/run.py", "owner": "root", "group": "spark",
+         "mode": "0644"},
+    ]  # fmt: skip
+
+
+def test_package_files_refuses_nothing_to_copy_and_two_files_of_one_name():
+    with pytest.raises(ValueError, match="no files to copy into /opt/job/smoke"):
+        package_files([], "/opt/job/smoke", "root", "spark")
+    with pytest.raises(ValueError, match="/b/run.py and /a/run.py would both be /opt/job/smoke/run.py"):
+        package_files(["/a/run.py", "/b/run.py"], "/opt/job/smoke", "root", "spark")

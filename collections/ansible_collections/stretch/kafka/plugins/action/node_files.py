@@ -1,10 +1,11 @@
 """Action plugin: render a node's templates on the controller and lay them down in one module call.
 
-The template module makes a round trip (or two) per file; a Kafka node has a
-dozen small files, and a converge that changes nothing would spend most of its
-time on those round trips. This renders every template here, with the task's
-variables, and hands the whole set to the node_files module, which writes only
-what differs.
+The template and copy modules make a round trip (or two) per file; a Kafka
+node has a dozen small files, a job's package as many, and a converge that
+changes nothing would spend most of its time on those round trips. This
+renders every template here, with the task's variables, reads every file
+given as C(file) as it is, and hands the whole set to the node_files module,
+which writes only what differs.
 """
 
 from __future__ import annotations
@@ -41,10 +42,12 @@ class ActionModule(ActionBase):
                 text = trust_as_template(self._loader.get_text_file_contents(path))
                 templar = self._templar.copy_with_new_env(available_variables={**task_vars, **extra})
                 contents.append(templar.template(text, escape_backslashes=False) or "")
+            elif "file" in entry:
+                contents.append(self._file_contents(entry.pop("file")))
             elif "content" in entry:
                 contents.append(str(entry.pop("content")))
             else:
-                raise AnsibleActionFail(f"node_files: {entry.get('dest')} needs src or content")
+                raise AnsibleActionFail(f"node_files: {entry.get('dest')} needs src, file or content")
             files.append(entry)
         # The contents go apart, as a no_log argument: a file may hold a secret,
         # and the module's invocation is logged on the node.
@@ -56,3 +59,10 @@ class ActionModule(ActionBase):
         }
         result.update(self._execute_module("stretch.kafka.node_files", module_args=args, task_vars=task_vars))
         return result
+
+    def _file_contents(self, file):
+        """A text file on the controller (a role's files/, or a path), as it is: never templated."""
+        try:
+            return self._loader.get_text_file_contents(self._find_needle("files", file))
+        except Exception as exc:  # noqa: BLE001  reported as the task's failure
+            raise AnsibleActionFail(f"node_files: file {file} cannot be read: {exc}") from exc

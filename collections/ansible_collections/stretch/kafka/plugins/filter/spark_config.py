@@ -66,6 +66,23 @@ def smoke_spark_files(clusters, master, secret):
     return files
 
 
+def package_files(sources, dest, owner, group, mode="0644"):
+    """node_files entries that copy each of sources (files on the controller) into the directory dest on the
+    host, under its own name, in the order of the names."""
+    if not sources:
+        raise ValueError(f"no files to copy into {dest}")
+    names = {}
+    for source in sources:
+        name = str(source).rstrip("/").rsplit("/", 1)[-1]
+        if name in names:
+            raise ValueError(f"{source} and {names[name]} would both be {dest}/{name}")
+        names[name] = source
+    return [
+        {"file": names[name], "dest": f"{dest}/{name}", "owner": owner, "group": group, "mode": mode}
+        for name in sorted(names)
+    ]
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -75,4 +92,5 @@ class FilterModule:
             "spark_override_problems": _guard(spark_security.override_problems),
             "smoke_spark_problems": _guard(smoke_spark_problems),
             "smoke_spark_files": _guard(smoke_spark_files),
+            "package_files": _guard(package_files),
         }

@@ -9,8 +9,8 @@ short_description: Lay down directories and files on a node in one round trip
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - The module half of the node_files action, which renders the templates on the controller
-    (a file given as C(src), a template, with the task's variables and its own C(vars)) or takes
-    a file's C(content) as given.
+    (a file given as C(src), a template, with the task's variables and its own C(vars)), reads a
+    text file on the controller given as C(file) as it is, or takes a file's C(content) as given.
     Ensures each directory, then writes each file whose content differs (atomically, through a
     temporary file in the same directory) and sets owner, group and mode where they differ.
   - Supports check mode and diff mode.
@@ -21,7 +21,9 @@ options:
     elements: dict
     default: []
   files:
-    description: Files, each C(dest), C(owner), C(group), C(mode), optional C(diff) (false for a file with secrets).
+    description:
+      - Files, each C(dest), C(owner), C(group), C(mode), optional C(diff) (false for a file with secrets).
+      - In the task, each also has C(src) (a template), C(file) (a file copied as it is) or C(content).
     type: list
     elements: dict
     default: []
