@@ -181,6 +181,9 @@ def fault_figures(fault, acks_by_producer, run_end):
     during = None
     if fault.get("injected") is not None:
         on_from, on_to = fault["injected"] + REFUSAL_GRACE_S, fault.get("undo") or run_end
+        if on_to <= on_from:
+            # A fault that is an action and holds nothing after it (the rolling restart): while it ran.
+            on_from, on_to = start, fault["injected"]
         during = {name: sum(1 for a in acks if on_from <= a["ta"] <= on_to) for name, acks in acks_by_producer.items()}
     return {
         "stall_s": max(by_producer.values(), default=0.0),

@@ -221,6 +221,20 @@ def test_writes_acknowledged_while_a_fault_beyond_the_model_was_on_fail_the_run(
     assert report["max_stall_beyond_model_s"] >= 19
 
 
+def test_writes_while_a_fault_that_holds_nothing_ran_are_counted_over_its_run():
+    producers, consumers, reads = clean(600)  # one write every 0.1 s from each DC, T0 to T0+60
+    # A rolling restart: its playbook ran from T0+10 to T0+30, and it was undone at once (nothing to undo).
+    restart = {"id": 1, "kind": "rolling-restart", "target": "dc2", "in_model": True, "start": T0 + 10,
+               "injected": T0 + 30, "undo": T0 + 30.01, "end": T0 + 30.02}  # fmt: skip
+    row = verify.judge(producers, consumers, reads, [restart])["faults"][0]
+    assert row["acked_while_on_by_producer"]["dc1"] == pytest.approx(200, abs=2)
+    assert row["acked_while_on_by_producer"]["dc2"] == pytest.approx(200, abs=2)
+    # A fault that holds: from its taking effect (and the grace) to its undo.
+    kill = fault(2, T0 + 10, T0 + 30.5)  # injected T0+10.5, undone T0+30
+    row = verify.judge(producers, consumers, reads, [kill])["faults"][0]
+    assert row["acked_while_on_by_producer"]["dc1"] == pytest.approx((30 - 10.5 - verify.REFUSAL_GRACE_S) * 10, abs=2)
+
+
 def test_a_fault_recorded_with_an_error_or_not_run_fails_the_run():
     producers, consumers, reads = clean()
     failed = {**fault(1, T0 + 5, T0 + 8, kind="dc-loss"), "error": "dc-failover.yml failed (log x.json)"}
