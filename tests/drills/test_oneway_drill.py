@@ -134,5 +134,6 @@ def test_a_one_way_cut_between_the_broker_dcs_loses_nothing_and_heals(cluster, t
     print(f"report: {out}")
     failed = [c for c in checks if not c["passed"]]
     if not failed:
-        AdminClient(config).delete_topics([topic])[topic].result(timeout=60)
+        admin = AdminClient(config)  # held until the deletion's answer: a dropped client fails it with _DESTROY
+        admin.delete_topics([topic])[topic].result(timeout=60)
     assert not failed, failed
