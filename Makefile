@@ -1,26 +1,37 @@
 # The two commands in the README:
 #   make demo   set up this machine, bring up the local 2.5-DC cluster and each DC's Spark cluster,
-#               show it, smoke-test it (each DC's read on its own Spark cluster)
-#   make test   lint and unit tests first (minutes), then `molecule test`: the full topology,
-#               its idempotence, the smoke test, the integration tests and the drills on one testbed
+#               deploy it from the built collection, show it, smoke-test it (each DC's read on its own Spark cluster)
+#   make test   lint, the collection's build and sanity, unit tests (minutes), then `molecule test`: the full
+#               topology, its idempotence, the smoke test, the integration tests and the drills on one testbed
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
+# The testbed's own playbooks (testbed/up.yml, down.yml) and the checks of the
+# source run with this checkout's settings; the tools outside Ansible import
+# the collection's module_utils through collections/ (pytest reads the same
+# path from pyproject.toml). The project's tools (stretch) are installed into
+# the virtualenv.
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
-# The stretch.kafka collection, for the tools and tests outside Ansible (pytest
-# reads the same path from pyproject.toml); the project's package (stretch) is
-# installed into the virtualenv.
 export PYTHONPATH := $(CURDIR)/collections
-LOCAL := -i inventories/local
+LOCAL := -i examples/consumer/inventory
+# The testbed is deployed as an operator deploys: from examples/consumer, an
+# Ansible project of its own with the built collection installed into it.
+CONSUMER := examples/consumer
+PLAY := cd $(CONSUMER) && ANSIBLE_CONFIG=ansible.cfg ansible-playbook
+VERSION := $(shell sed -n 's/^version: //p' galaxy.yml)
+ARTIFACT := build/stretch-kafka-$(VERSION).tar.gz
+# Outside this checkout: under a git work tree ansible-test lists only the files git tracks.
+SANITY_ROOT := /tmp/stretch-kafka-sanity
 
-.PHONY: demo test setup setup-python setup-testbed up converge status smoke verify drills down lint unit molecule \
+.PHONY: demo test setup setup-python setup-test-tools setup-testbed collection sanity up converge status smoke \
+        verify drills down lint unit molecule \
         bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
         drill-upgrade drill-group drill-stream drill-active-active drill-active-active-short drill-oneway docs wan bench-wan \
         soak soak-schedule soak-fault soak-heal
 
 demo: setup up converge smoke
 
-test: setup-python lint unit setup-testbed molecule
+test: setup-python setup-test-tools lint collection sanity unit setup-testbed molecule
 
 setup: setup-python setup-testbed
 
@@ -28,43 +39,63 @@ setup: setup-python setup-testbed
 setup-python:
 	testbed/setup-host.sh
 
+# What only the tests use: ansible-test's bootstrap and Prometheus's tools.
+setup-test-tools:
+	testbed/setup-test-tools.sh
+
 # The Kafka archive and jars from Maven Central, the Spark archive (from the
-# pinned pyspark), the streaming job's wheels from PyPI, and the node image.
+# pinned pyspark), the streaming job's wheels from PyPI, and the node images
+# of the two Debian releases the testbed's nodes run.
 setup-testbed:
 	testbed/build-kafka-archive.sh
 	testbed/fetch-jars.sh
 	testbed/build-spark-archive.sh
 	testbed/fetch-wheels.sh
-	testbed/build-image.sh
+	testbed/build-image.sh bookworm
+	testbed/build-image.sh trixie
+
+# The stretch.kafka collection (galaxy.yml: what goes into it), built into
+# build/ and installed into the consumer project as an operator installs it.
+# Every run against the testbed uses that installed artifact.
+collection:
+	ansible-galaxy collection build --force --output-path build .
+	cd $(CONSUMER) && ANSIBLE_CONFIG=ansible.cfg ansible-galaxy collection install --offline --force -r requirements.yml -p collections
+
+# ansible-test sanity on the artifact, installed on its own, for Python 3.11
+# (the nodes' Debian 12 and the controller's virtualenv).
+sanity: collection
+	rm -rf $(SANITY_ROOT)
+	ansible-galaxy collection install --offline --no-deps --force -p $(SANITY_ROOT) $(ARTIFACT)
+	cd $(SANITY_ROOT)/ansible_collections/stretch/kafka && ansible-test sanity --python 3.11 --local
 
 up:
 	ansible-playbook $(LOCAL) testbed/up.yml
 
 # site.yml ends by waiting for the cluster and printing its nodes, DCs and quorum.
-converge:
-	ansible-playbook $(LOCAL) playbooks/site.yml
+converge: collection
+	$(PLAY) stretch.kafka.site
 
-status:
-	ansible-playbook $(LOCAL) playbooks/status.yml
+status: collection
+	$(PLAY) stretch.kafka.status
 
 # Produce, read back with PySpark as each DC and once without client.rack,
 # and prove locality from the brokers' byte counters (reports/smoke.json).
-smoke:
-	ansible-playbook $(LOCAL) playbooks/smoke-test.yml
+smoke: collection
+	$(PLAY) stretch.kafka.smoke_test
 
 # The integration tests against the running testbed.
-verify:
+verify: collection
 	python -m pytest -p no:cacheprovider -q tests/integration
 
 # The drills that run in `make test`, against the running testbed.
-drills:
+drills: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py tests/drills/test_group_drill.py \
 	  tests/drills/test_active_active_drill.py tests/drills/test_quorum_drill.py
 
 down:
 	ansible-playbook $(LOCAL) testbed/down.yml
 
-# The WAN between the testbed's DCs (testbed_wan in inventories/local): `make wan`
+# The WAN between the testbed's DCs (testbed_wan in examples/consumer/inventory): `make wan`
 # shows each direction's delay and the delayer's counters, and measures the round
 # trips from a node in each DC; `make wan RTT=100 [TIEBREAKER_RTT=120]` changes
 # the broker DCs' round trip (and theirs to the tiebreaker) on the running
@@ -79,14 +110,13 @@ lint:
 	ansible-lint --profile production
 	ruff check .
 	ruff format --check .
-	cd collections/ansible_collections/stretch/kafka && ansible-test sanity --python 3.11 --local
 
-unit:
+unit: collection
 	python -m pytest -p no:cacheprovider -q tests/unit tests/preflight
 
 # One testbed: destroy, syntax, create, converge, idempotence, verify (the
 # smoke test, the integration tests, the drills), destroy.
-molecule:
+molecule: collection
 	rm -f reports/verify.log
 	molecule test || { status=$$?; echo "--- reports/verify.log (tail)"; \
 	  tail -n 60 reports/verify.log 2>/dev/null || echo "(no verify log: verify did not run)"; exit $$status; }
@@ -98,41 +128,41 @@ docs:
 # Fresh and no-op converge times and their ratio (the no-op must change
 # nothing), the smoke test's figures and the testbed's peak memory.
 # Recreates the testbed.
-bench: setup
+bench: setup collection
 	python -m stretch.bench.converge
 
 # The cost of TLS + SCRAM + ACLs against PLAINTEXT on the same testbed, as
 # ratios measured in one run. Recreates the testbed twice.
-bench-tls: setup
+bench-tls: setup collection
 	python -m stretch.bench.tls
 
 # Topics and quotas figures against the running testbed (make up converge).
-bench-topics:
+bench-topics: collection
 	python -m stretch.bench.topics
 
 # Cross-DC bytes of four runs by a client in dc1 (produce with leaders split
 # evenly, produce to dc1's leaders only, read back with and without
 # client.rack), from the brokers' counters and the host's routed bytes,
 # against the 2.5N model; against the running testbed. reports/traffic.json.
-traffic:
+traffic: collection
 	python -m stretch.bench.traffic
 
 # What the WAN costs: produce, end-to-end and lag at RTT 0, 30 and 100 ms between
 # the broker DCs, a controller failover and a rolling restart at each, every
 # figure beside its model; against the running testbed (about an hour).
 # reports/bench-wan.json, docs/images/wan-latency-cdf.png. RTTS="30" for one.
-bench-wan:
+bench-wan: collection
 	python -m stretch.bench.wan $(foreach r,$(RTTS),--rtt $(r))
 
 # The smoke read's throughput on the DC Spark clusters against local[2],
 # against the running testbed. reports/bench-spark.json.
-bench-spark:
+bench-spark: collection
 	python -m stretch.bench.spark
 
 # The streaming job on dc1's Spark cluster through a rolling restart and the
 # loss of dc2, then moved to dc2 from its checkpoint, against the running
 # testbed (about 12 minutes; not in `make test`, for CI's budget).
-drill-stream:
+drill-stream: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_stream_drill.py
 
 # The active/active streaming job on both DCs' Spark clusters in one consumer
@@ -141,10 +171,10 @@ drill-stream:
 # and recovered, nothing missing; against the running testbed. The full drill
 # has 10 calm minutes (about 25 minutes in all); the short one, which `make test`
 # runs, 1 minute and no DC loss. reports/active-active-drill.json.
-drill-active-active:
+drill-active-active: collection
 	STRETCH_DRILL_FULL=1 python -m pytest -p no:cacheprovider -q -s tests/drills/test_active_active_drill.py
 
-drill-active-active-short:
+drill-active-active-short: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_active_active_drill.py
 
 # The seeded fault soak over the WAN, against the running testbed (docs/faults.md; not in
@@ -152,7 +182,7 @@ drill-active-active-short:
 # DURATION (default 30m) under steady load in both DCs, judged by an independent verifier:
 # reports/soak.json and docs/images/soak-timeline.png. `make soak SEED=<seed> DURATION=<d>`
 # replays a run's schedule; `make soak-schedule ...` prints it without running anything.
-soak:
+soak: collection
 	python -m stretch.soak run --duration $(or $(DURATION),30m) $(if $(SEED),--seed $(SEED))
 
 soak-schedule:
@@ -160,52 +190,52 @@ soak-schedule:
 
 # One of the soak's faults alone, on and off again: make soak-fault KIND=oneway
 # [TARGET='dc2>dc1'] [HOLD=60]; `python -m stretch.soak kinds` lists the kinds and targets.
-soak-fault:
+soak-fault: collection
 	@test -n "$(KIND)" || { echo "usage: make soak-fault KIND=<kind> [TARGET=<target>] [HOLD=<s>]" >&2; exit 2; }
 	python -m stretch.soak fault $(KIND) $(if $(TARGET),--target '$(TARGET)') --hold $(or $(HOLD),30)
 
 # Every fault off and the cluster whole again (after a soak or a fault was interrupted hard).
-soak-heal:
+soak-heal: collection
 	python -m stretch.soak heal
 
 # One broker DC's packets to the other dropped for 60 s, then the reverse, under load:
 # who leads, ISR and high watermarks over time, writes on each side (reports/oneway-drill.json).
-drill-oneway:
+drill-oneway: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_oneway_drill.py
 
 # The active/active consumer group: two members per DC, one DC's members
 # killed, then its nodes, against the running testbed.
-drill-group:
+drill-group: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_group_drill.py
 
 # Three rolling restarts in a row under load, against the running testbed.
-drill-restart:
+drill-restart: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_restart_drill.py
 
 # The DC failover drill under load, against the running testbed.
-drill-failover:
+drill-failover: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py
 
 # New leaves, then a new CA, each under load, against the running testbed
 # (about 20 minutes: every step restarts every node).
-drill-rotate:
+drill-rotate: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_rotation_drill.py
 
 # Refused voter changes, then a lost tiebreaker and a wiped controller
 # replaced under load, against the running testbed (it rebuilds dc3-controller).
-drill-quorum:
+drill-quorum: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_quorum_drill.py
 
 # A retirement refused, then a third dc1 broker added (site.yml) and retired
 # (brokers.yml) under load, against the running testbed.
-drill-brokers:
+drill-brokers: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_broker_drill.py
 
 # Kafka 4.2.0 -> 4.3.1 under load: roll, roll back, roll, finalize, refuse the
 # rollback. Recreates the testbed at 4.2.0 (its archive from Maven Central).
-drill-upgrade: setup
+drill-upgrade: setup collection
 	testbed/build-kafka-archive.sh 4.2.0
 	ansible-playbook $(LOCAL) testbed/down.yml
 	ansible-playbook $(LOCAL) testbed/up.yml
-	ansible-playbook $(LOCAL) playbooks/site.yml -e kafka_node_version=4.2.0
+	$(PLAY) stretch.kafka.site -e kafka_node_version=4.2.0
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_upgrade_drill.py

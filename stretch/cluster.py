@@ -64,10 +64,11 @@ class Node:
     network: str | None = None  # the testbed network of its DC
 
     def testinfra_spec(self):
-        """testinfra.get_host arguments that reach this node as Ansible does."""
+        """testinfra.get_host arguments that reach this node as Ansible does: as its user, becoming root with sudo
+        when that is not root (the tests read what only root may)."""
         user = self.ssh.get("ansible_user")
         target = f"{user}@{self.ssh['ansible_host']}" if user else self.ssh["ansible_host"]
-        kwargs = {"ssh_extra_args": self.ssh.get("ansible_ssh_common_args") or None}
+        kwargs = {"ssh_extra_args": self.ssh.get("ansible_ssh_common_args") or None, "sudo": user not in (None, "root")}
         if self.ssh.get("ansible_ssh_private_key_file"):
             kwargs["ssh_identity_file"] = self.ssh["ansible_ssh_private_key_file"]
         return f"ssh://{target}", kwargs
@@ -90,7 +91,7 @@ class Cluster:
 
     def spark_args(self, directory, dcs=None):
         """The smoke test's arguments that run each DC's read (of dcs, default all) on that DC's Spark
-        cluster, with the crossing bytes counted (what inventories/local gives playbooks/smoke-test.yml); each
+        cluster, with the crossing bytes counted (what examples/consumer/inventory gives playbooks/smoke_test.yml); each
         cluster's settings and secret go into a private file in directory, as the kafka_smoke role writes them."""
         dcs = self.dcs if dcs is None else dcs
         clusters = {}
@@ -236,7 +237,7 @@ class Cluster:
 def load(inventory=None):
     """The cluster an inventory describes: a path, or a list of paths layered in order (as playbook runs take)."""
     init_plugin_loader()  # the testbed's secrets are lookups (ansible.builtin.password)
-    inventory = inventory or os.environ.get("STRETCH_INVENTORY", str(REPO / "inventories/local"))
+    inventory = inventory or os.environ.get("STRETCH_INVENTORY", str(REPO / "examples/consumer/inventory"))
     loader = DataLoader()
     sources = [str(s) for s in inventory] if isinstance(inventory, (list, tuple)) else [str(inventory)]
     inv = InventoryManager(loader=loader, sources=sources)

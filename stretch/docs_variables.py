@@ -18,7 +18,7 @@ from stretch import REPO
 
 ROLES = (
     "kafka", "kafka_pki", "kafka_node", "kafka_admin", "kafka_ops", "kafka_smoke", "kafka_monitoring", "spark",
-    "spark_stream", "artifact",
+    "spark_stream", "artifact", "platform",
 )  # fmt: skip
 
 

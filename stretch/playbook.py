@@ -1,13 +1,18 @@
-"""Runs a playbook of this repository the way an operator would, and reads its results as data.
+"""Runs a playbook of the stretch.kafka collection the way an operator would, and reads its results as data.
 
-The one helper the integration tests, the drills and the benchmarks use.
-ansible-playbook runs with the JSON callback, so every task's registered
-result, every host's recap and the custom stats (set_stats) come back as
-data instead of text to parse.
+The one helper the integration tests, the drills and the benchmarks use. A
+playbook named without a path runs by its collection name
+(ansible-playbook stretch.kafka.<name>) from the consumer project,
+examples/consumer, with the built artifact `make collection` installed there,
+so what the tests run is what an operator installs. ansible-playbook runs
+with the JSON callback, so every task's registered result, every host's
+recap and the custom stats (set_stats) come back as data instead of text to
+parse.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -22,8 +27,51 @@ from pathlib import Path
 from stretch import REPO
 
 ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+# The operator's project the testbed is deployed from, and the collection installed into it.
+CONSUMER = REPO / "examples" / "consumer"
+INSTALLED = CONSUMER / "collections" / "ansible_collections" / "stretch" / "kafka"
+# What the artifact carries from this checkout (galaxy.yml's manifest).
+PRODUCT = ("roles", "playbooks", "plugins", "meta")
 # What the JSON callback always writes, keys sorted (ansible.posix.json).
 RESULT_KEYS = ("plays", "stats")
+
+
+class StaleCollectionError(RuntimeError):
+    """The installed collection is not this checkout's: a run would test other code than the one in front of you."""
+
+
+def stale_files(source=REPO, installed=INSTALLED):
+    """The product's files where the collection installed in the consumer project differs from the source.
+
+    Compares the installed FILES.json (each file's sha256, as
+    ansible-galaxy wrote it) with the files under roles/, playbooks/,
+    plugins/ and meta/ here; [] when they agree. Raises StaleCollectionError
+    when nothing is installed."""
+    files_json = Path(installed) / "FILES.json"
+    if not files_json.is_file():
+        raise StaleCollectionError(f"no stretch.kafka collection is installed in {CONSUMER}: run `make collection`")
+    listed = {
+        f["name"]: f["chksum_sha256"]
+        for f in json.loads(files_json.read_text())["files"]
+        if f["ftype"] == "file" and f["name"].split("/")[0] in PRODUCT
+    }
+    here = {
+        str(path.relative_to(source)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for top in PRODUCT
+        for path in (Path(source) / top).rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    }
+    return sorted(name for name in listed.keys() | here.keys() if listed.get(name) != here.get(name))
+
+
+def check_installed():
+    """Refuses to run against a collection installed from other sources than this checkout's."""
+    differ = stale_files()
+    if differ:
+        raise StaleCollectionError(
+            f"the stretch.kafka collection installed in {CONSUMER} differs from this checkout in "
+            f"{len(differ)} files ({', '.join(differ[:5])}{', ...' if len(differ) > 5 else ''}): run `make collection`"
+        )
 
 
 class PlaybookOutputError(RuntimeError):
@@ -120,17 +168,24 @@ class Run:
 
 
 def run(inventory, name, *args, check=False, timeout=1800, log_dir=None, env=None, **extra):
-    """ansible-playbook -i inventory playbooks/<name>.yml -e extra; returns a Run.
+    """ansible-playbook -i inventory stretch.kafka.<name> -e extra; returns a Run.
 
     inventory: a path, or a list of paths layered in order. name: a playbook
-    of playbooks/, or a path ending in .yml. A run that does not finish in
-    timeout seconds raises subprocess.TimeoutExpired. The extra variables go
-    to ansible-playbook in a file of mode 0600 (-e @file), never on its
-    command line: a test may pass a password.
+    of the collection (site, dc_failover), run from the consumer project with
+    the installed artifact (StaleCollectionError when that is not this
+    checkout's); or a path ending in .yml (a test's own playbook), run from
+    this checkout with its settings. A run that does not finish in timeout
+    seconds raises subprocess.TimeoutExpired. The extra variables go to
+    ansible-playbook in a file of mode 0600 (-e @file), never on its command
+    line: a test may pass a password.
     """
     sources = [inventory] if isinstance(inventory, (str, Path)) else list(inventory)
-    path = name if name.endswith(".yml") else f"playbooks/{name}.yml"
-    cmd = [str(ANSIBLE_PLAYBOOK), *[a for s in sources for a in ("-i", str(s))], path]
+    if name.endswith(".yml"):
+        path, project = name, REPO
+    else:
+        check_installed()
+        path, project = f"stretch.kafka.{name}", CONSUMER
+    cmd = [str(ANSIBLE_PLAYBOOK), *[a for s in sources for a in ("-i", str(Path(s).resolve()))], path]
     with tempfile.TemporaryDirectory() as scratch:
         if extra:
             extra_file = Path(scratch) / "extra-vars.json"
@@ -139,7 +194,7 @@ def run(inventory, name, *args, check=False, timeout=1800, log_dir=None, env=Non
             cmd += ["-e", f"@{extra_file}"]
         cmd += [*args, *(["--check"] if check else [])]
         started = time.monotonic()
-        proc = _ansible_playbook(cmd, timeout, env)
+        proc = _ansible_playbook(cmd, timeout, env, project)
     seconds = round(time.monotonic() - started, 1)
     output = parse_result(proc.stdout)
     if output is None and proc.returncode == 0:
@@ -150,22 +205,22 @@ def run(inventory, name, *args, check=False, timeout=1800, log_dir=None, env=Non
     log = ""
     if log_dir is not None:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
-        log = str(Path(log_dir) / f"{Path(path).stem}-{int(time.time() * 1000)}.json")
+        log = str(Path(log_dir) / f"{Path(name).stem}-{int(time.time() * 1000)}.json")
         Path(log).write_text(proc.stdout + proc.stderr)
     tasks = [task for play in (output or {}).get("plays", []) for task in play.get("tasks", [])]
     return Run(proc.returncode, seconds, output, proc.stderr, log, tasks, proc.stdout)
 
 
-def _ansible_playbook(cmd, timeout, env):
+def _ansible_playbook(cmd, timeout, env, project=REPO):
     return subprocess.run(
         cmd,
-        cwd=REPO,
+        cwd=project,
         capture_output=True,
         text=True,
         timeout=timeout,
         env=dict(
             os.environ,
-            ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
+            ANSIBLE_CONFIG=str(project / "ansible.cfg"),
             ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
             ANSIBLE_SHOW_CUSTOM_STATS="true",
             ANSIBLE_NOCOLOR="1",

@@ -48,11 +48,14 @@ STATUS = "python3 -c 'import sys, urllib.request as u; print(u.urlopen(sys.argv[
 
 
 def ssh_run(ssh, address, command, check=True, timeout=120):
-    """command's stdout on the host at address, reached over SSH with Ansible's settings (ssh: ansible_* vars)."""
+    """command's stdout on the host at address, reached over SSH with Ansible's settings (ssh: ansible_* vars), run
+    as root: through sudo when Ansible logs in as another user."""
     user = ssh.get("ansible_user")
     cmd = ["ssh", *shlex.split(ssh.get("ansible_ssh_common_args") or "")]
     if ssh.get("ansible_ssh_private_key_file"):
         cmd += ["-i", ssh["ansible_ssh_private_key_file"]]
+    if user not in (None, "root"):
+        command = f"sudo -n sh -c {shlex.quote(command)}"
     cmd += [f"{user}@{address}" if user else address, command]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)  # noqa: S603  fixed arguments
     if check and proc.returncode != 0:

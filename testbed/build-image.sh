@@ -1,25 +1,40 @@
 #!/usr/bin/env bash
 # Builds the testbed's node image locally: no container registry is reachable,
 # so the root filesystem comes from debootstrap and is imported into podman.
-# The image is rebuilt only when this script changes (its hash is the tag).
+#   testbed/build-image.sh [bookworm|trixie]    (default: bookworm, Debian 12)
+# The image is localhost/stretch-kafka-node:<release>, rebuilt only when this
+# script changes (its hash is in the tag it is built as).
+#
+# The nodes are reached as an operator reaches hosts: as the unprivileged
+# user `deploy`, whose key testbed/up.yml mounts, with sudo; sshd refuses
+# root's login.
 set -euo pipefail
 script=$(realpath "$0")
 cd "$(dirname "$script")"
 
+release=${1:-bookworm}
+# Java is baked in to save every container the same 200 MB install; the
+# kafka_node role still declares it (per release, in its vars), as it must on
+# a real host. Debian 12 ships Java 17, Debian 13 Java 21.
+case "$release" in
+  bookworm) java=openjdk-17-jre-headless ;;
+  trixie) java=openjdk-21-jre-headless ;;
+  *) echo "build-image: release $release is not one the roles support (bookworm, trixie)" >&2; exit 2 ;;
+esac
+
 image=localhost/stretch-kafka-node
-recipe=$(sha256sum "$script" | cut -c1-12)
+recipe=$release-$(sha256sum "$script" | cut -c1-12)
 if podman image exists "$image:$recipe"; then
+  podman tag "$image:$recipe" "$image:$release"
   exit 0
 fi
 
-# Java is baked in to save every container the same 200 MB install; the
-# kafka_install role still declares it, as it must on a real host.
-include=sudo,openssh-server,systemd,systemd-sysv,dbus,python3,python3-apt,iproute2,procps,ca-certificates,openjdk-17-jre-headless
+include=sudo,openssh-server,systemd,systemd-sysv,dbus,python3,python3-apt,iproute2,procps,ca-certificates,$java
 rootfs=$(mktemp -d /var/tmp/stretch-kafka-rootfs.XXXXXX)
 trap 'rm -rf "$rootfs"' EXIT
 
-echo "build-image: debootstrap bookworm into $rootfs"
-debootstrap --variant=minbase --include="$include" bookworm "$rootfs" >/dev/null
+echo "build-image: debootstrap $release into $rootfs"
+debootstrap --variant=minbase --include="$include" "$release" "$rootfs" >/dev/null
 
 # Units that make no sense in a container and slow its boot.
 for unit in getty@tty1.service console-getty.service systemd-udevd.service \
@@ -29,7 +44,14 @@ for unit in getty@tty1.service console-getty.service systemd-udevd.service \
 done
 rm -rf "$rootfs"/var/cache/apt/archives/*.deb
 
+# The deploy user: a login with sudo and no password; root cannot log in.
+chroot "$rootfs" useradd --create-home --shell /bin/bash --groups sudo deploy
+chroot "$rootfs" install -d -m 0700 -o deploy -g deploy /home/deploy/.ssh
+printf 'deploy ALL=(ALL:ALL) NOPASSWD: ALL\n' >"$rootfs/etc/sudoers.d/deploy"
+chmod 0440 "$rootfs/etc/sudoers.d/deploy"
+printf 'PermitRootLogin no\nPasswordAuthentication no\n' >"$rootfs/etc/ssh/sshd_config.d/10-testbed.conf"
+
 tar -C "$rootfs" -c . | podman import \
   --change 'CMD ["/sbin/init"]' --change 'STOPSIGNAL SIGRTMIN+3' - "$image:$recipe" >/dev/null
-podman tag "$image:$recipe" "$image:latest"
+podman tag "$image:$recipe" "$image:$release"
 echo "build-image: built $image:$recipe"

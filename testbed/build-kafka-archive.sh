@@ -13,7 +13,7 @@ scala=$(sed -n 's/^kafka_node_scala_version: "\(.*\)"$/\1/p' "$defaults")
 name="kafka_${scala}-${version}"
 archive="dist/${name}.tgz"
 [ -n "$version" ] && [ -n "$scala" ] || { echo "cannot read kafka_node_version from $defaults" >&2; exit 1; }
-if [ -f "$archive" ] && [ "$archive" -nt kafka-dist/pom.xml ] && [ "$archive" -nt "$(basename "$0")" ]; then
+if [ -f "$archive" ] && [ -f "$archive.sha512" ] && [ "$archive" -nt kafka-dist/pom.xml ] && [ "$archive" -nt "$(basename "$0")" ]; then
   exit 0
 fi
 
@@ -27,4 +27,7 @@ mkdir -p dist
 tar -C "$stage" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -c "$name" \
   | gzip -n >"$archive.tmp"
 mv "$archive.tmp" "$archive"
+# Its checksum beside it, as Apache publishes one beside each release: the
+# testbed's mirror serves both, and the inventory's checksum is read from it.
+(cd "$(dirname "$archive")" && sha512sum "$(basename "$archive")" >"$(basename "$archive").sha512")
 echo "build-kafka-archive: $archive ($(du -h "$archive" | cut -f1))"

@@ -15,7 +15,7 @@ installed=$(../.venv/bin/python -c 'import pyspark; print(pyspark.__version__)')
 [ "$installed" = "$version" ] || { echo "build-spark-archive: pyspark $installed is installed, $version is pinned" >&2; exit 1; }
 name="spark-${version}-bin-pyspark"
 archive="dist/${name}.tgz"
-if [ -f "$archive" ] && [ "$archive" -nt ../requirements.txt ] && [ "$archive" -nt "$(basename "$0")" ]; then
+if [ -f "$archive" ] && [ -f "$archive.sha512" ] && [ "$archive" -nt ../requirements.txt ] && [ "$archive" -nt "$(basename "$0")" ]; then
   exit 0
 fi
 
@@ -30,4 +30,7 @@ echo "Spark $version (from pyspark $version)" >"$stage/$name/RELEASE"
 tar -C "$stage" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -c "$name" \
   | gzip -1 -n >"$archive.tmp"
 mv "$archive.tmp" "$archive"
+# Its checksum beside it, as Apache publishes one beside each release: the
+# testbed's mirror serves both, and the inventory's checksum is read from it.
+(cd "$(dirname "$archive")" && sha512sum "$(basename "$archive")" >"$(basename "$archive").sha512")
 echo "build-spark-archive: $archive ($(du -h "$archive" | cut -f1))"

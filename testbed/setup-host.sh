@@ -39,32 +39,3 @@ if [ ! -x .venv/bin/ansible-playbook ] || [ requirements.txt -nt .venv/.installe
   .venv/bin/pip install -q -e .
   touch .venv/.installed
 fi
-
-# ansible-test sanity (make lint) runs most of its tests in virtualenvs of
-# their own (~/.ansible/test/venv), bootstrapped with a get-pip.py it fetches
-# from outside the package index unless its cache holds one: ours, from
-# ensurepip. The virtualenvs are made here, from the package index, once;
-# every later `make lint` uses them without the network.
-pip_version=$(.venv/bin/python -c 'import types
-from ansible_test._internal.python_requirements import get_venv_packages
-print(get_venv_packages(types.SimpleNamespace(version="3.11"))["pip"])')
-get_pip=~/.ansible/test/cache/get_pip_${pip_version//./_}.py
-cmp -s testbed/ansible-test-get-pip.py "$get_pip" || install -D -m 0644 testbed/ansible-test-get-pip.py "$get_pip"
-(PATH="$PWD/.venv/bin:$PATH" && cd collections/ansible_collections/stretch/kafka &&
-  ansible-test sanity --prime-venvs --python 3.11 --local)
-
-# promtool (the alert rules' tests), prometheus and its blackbox exporter
-# (the live alert check, and its TLS probe of the certificates), from
-# Debian's packages, unpacked into the virtualenv rather than installed:
-# installing them would start their services on this host.
-if [ ! -x .venv/bin/promtool ] || [ ! -x .venv/bin/prometheus ] || [ ! -x .venv/bin/prometheus-blackbox-exporter ]; then
-  tmp=$(mktemp -d)
-  packages="prometheus prometheus-blackbox-exporter"
-  # shellcheck disable=SC2086  # two package names
-  (cd "$tmp" && { apt-get download -qq $packages 2>/dev/null ||
-    { apt-get update -qq && apt-get download -qq $packages 2>/dev/null; }; })
-  for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/unpacked"; done
-  install -m 0755 "$tmp/unpacked/usr/bin/promtool" "$tmp/unpacked/usr/bin/prometheus" \
-    "$tmp/unpacked/usr/bin/prometheus-blackbox-exporter" .venv/bin/
-  rm -rf "$tmp"
-fi

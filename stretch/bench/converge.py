@@ -16,7 +16,7 @@ import threading
 
 from stretch.playbook import REPO, run
 
-LOCAL = REPO / "inventories/local"
+LOCAL = REPO / "examples/consumer/inventory"
 MAX_NOOP_RATIO = 0.35
 UNITS = {"B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
 
@@ -91,7 +91,7 @@ def main():
         timed("testbed_up", "testbed/up.yml", figures)
         timed("fresh_converge", "site", figures)
         timed("noop_converge", "site", figures)
-        timed("smoke_test", "smoke-test", figures)
+        timed("smoke_test", "smoke_test", figures)
         figures["smoke"] = smoke_figures(json.loads((REPO / "reports" / "smoke.json").read_text()))
         sampler.sample()
         figures["testbed_peak_memory_mib"] = round(sampler.peak_total / 2**20)

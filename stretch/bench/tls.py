@@ -23,7 +23,7 @@ from stretch.bench.converge import smoke_figures, timed
 from stretch.loadtest.background import BackgroundLoad
 from stretch.playbook import REPO, run
 
-LOCAL = REPO / "inventories/local"
+LOCAL = REPO / "examples/consumer/inventory"
 PLAINTEXT = [LOCAL, REPO / "testbed/plaintext.yml"]
 LOAD_SECONDS, LOAD_RATE = 60, 200
 # A first load right after the smoke test measures the JVMs' warm-up and the
@@ -55,7 +55,7 @@ def measure(name, source):
     timed("noop_converge", "site", figures, source)
     if figures["noop_converge_changed"]:
         raise SystemExit(f"bench-tls: the no-op converge ({name}) changed something")
-    timed("smoke_test", "smoke-test", figures, source)
+    timed("smoke_test", "smoke_test", figures, source)
     smoke = smoke_figures(json.loads((REPO / "reports" / "smoke.json").read_text()))
     figures.update({k: v for k, v in smoke.items() if k.endswith(("records_per_second", "mb_per_second"))})
     cluster = inventory.load(source)

@@ -129,7 +129,7 @@ def run_all(cluster, records=RECORDS, size=SIZE, dc=None):
     finally:
         admin.close()
     if TOPIC not in described:
-        raise SystemExit(f"topic {TOPIC!r} not found: declare it (inventories/local) and converge")
+        raise SystemExit(f"topic {TOPIC!r} not found: declare it (examples/consumer/inventory) and converge")
     partitions = sorted(described[TOPIC]["partitions"])
     config = {"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config}
     ports = {cluster.client_port, cluster.replication_port}

@@ -377,7 +377,7 @@ class Bench:
             producer = self.client(self.first, "produce", *args, seconds=900)
             time.sleep(self.warmup + 5)
             # Without the smoke test at its end: its own writes and reads would cross the link too.
-            run = playbook(self.cluster, "rolling-restart", log_dir=REPO / "reports/bench-wan",
+            run = playbook(self.cluster, "rolling_restart", log_dir=REPO / "reports/bench-wan",
                            kafka_ops_restart_smoke_test=False)  # fmt: skip
             producer.terminate()  # the producer stops writing, flushes and reports on SIGTERM
             written = self.answer(producer, 300)

@@ -125,7 +125,7 @@ def kill(tb, node):
 
 
 def kill_and_keep_down(tb, node):
-    """SIGKILL, then stop, so systemd does not start it again: a node that is gone (as dc-failover.yml does)."""
+    """SIGKILL, then stop, so systemd does not start it again: a node that is gone (as dc_failover.yml does)."""
     tb.sh(node, "systemctl kill --signal=SIGKILL kafka; systemctl stop kafka", timeout=90)
 
 
@@ -217,18 +217,18 @@ class BrokerPause(Fault):
 
 
 class DcLoss(Fault):
-    """Every node of a broker DC killed, as dc-failover.yml does it (with its check that writes go on), then
-    dc-recovery.yml (its smoke test off: the soak's own load and verifier judge the data)."""
+    """Every node of a broker DC killed, as dc_failover.yml does it (with its check that writes go on), then
+    dc_recovery.yml (its smoke test off: the soak's own load and verifier judge the data)."""
 
     kind = "dc-loss"
     GATE_TIMEOUT = 300
 
     def inject(self, tb):
-        return tb.playbook("dc-failover", kafka_ops_failover_dc=self.target, kafka_ops_failover_mode="kill",
+        return tb.playbook("dc_failover", kafka_ops_failover_dc=self.target, kafka_ops_failover_mode="kill",
                            kafka_ops_gate_timeout=self.GATE_TIMEOUT)  # fmt: skip
 
     def undo(self, tb):
-        return tb.playbook("dc-recovery", kafka_ops_failover_dc=self.target, kafka_ops_recovery_smoke_test=False,
+        return tb.playbook("dc_recovery", kafka_ops_failover_dc=self.target, kafka_ops_recovery_smoke_test=False,
                            kafka_ops_gate_timeout=2 * self.GATE_TIMEOUT)  # fmt: skip
 
 
@@ -300,13 +300,13 @@ class DiskFull(Fault):
 
 
 class RollingRestart(Fault):
-    """rolling-restart.yml over one DC's nodes (target: the DC), behind its gates; its smoke test off."""
+    """rolling_restart.yml over one DC's nodes (target: the DC), behind its gates; its smoke test off."""
 
     kind = "rolling-restart"
     GATE_TIMEOUT = 300
 
     def inject(self, tb):
-        return tb.playbook("rolling-restart", kafka_ops_restart_dcs=[self.target],
+        return tb.playbook("rolling_restart", kafka_ops_restart_dcs=[self.target],
                            kafka_ops_restart_smoke_test=False, kafka_ops_gate_timeout=self.GATE_TIMEOUT)  # fmt: skip
 
     def undo(self, tb):
@@ -321,7 +321,7 @@ class TwoDcsLost(Fault):
     The controllers go first, so the quorum has no majority before any broker
     is gone: no ISR can shrink and no leader can move, and acks=all writes
     must wait. Undo starts the controllers, then the brokers, and finishes as
-    an operator would once the quorum is back: dc-recovery.yml for the broker DC.
+    an operator would once the quorum is back: dc_recovery.yml for the broker DC.
     """
 
     kind = "two-dcs-lost"
@@ -506,7 +506,7 @@ def heal(tb, volumes=True, timeout=600):
     (and, with volumes, put back on the container's disk); every node resumed,
     its failed state cleared and started, controllers first; then, if a node
     had been down or a replication throttle was left (a recovery cut short),
-    dc-recovery.yml for its DC, as an operator would. Returns what it did.
+    dc_recovery.yml for its DC, as an operator would. Returns what it did.
     """
     done = {}
     with _noted(done, "firewall"):

@@ -11,7 +11,7 @@ schedule is one fault, or one fault with others overlapping it, where the
 nodes they take down together stay inside one DC:
 
 - a broker paused (SIGSTOP) with a rolling restart of the same DC started
-  during the pause: rolling-restart.yml goes node by node through its health
+  during the pause: rolling_restart.yml goes node by node through its health
   gates, so at worst it holds a second node of that DC down at once;
 - a broker paused with another node of the same DC killed (SIGKILL) during
   the pause.
@@ -54,12 +54,12 @@ KINDS = {
         Kind("broker-kill", True, (5, 15), 40, "SIGKILL of a broker's JVM; systemd starts it again"),
         Kind("controller-kill", True, (5, 15), 25, "SIGKILL of a controller, the active one when the target is active"),
         Kind("broker-pause", True, (20, 60), 25, "SIGSTOP of a broker's JVM, then SIGCONT: a long GC-like stall"),
-        Kind("dc-loss", True, (20, 45), 150, "a broker DC killed by dc-failover.yml, then dc-recovery.yml"),
+        Kind("dc-loss", True, (20, 45), 150, "a broker DC killed by dc_failover.yml, then dc_recovery.yml"),
         Kind("cut", True, (20, 45), 35, "the two broker DCs cut from each other, both ways; both reach the tiebreaker"),
         Kind("oneway", True, (20, 45), 35, "packets from one broker DC to the other dropped, the reverse flowing"),
         Kind("tiebreaker-isolated", True, (20, 45), 15, "the tiebreaker DC cut from both broker DCs"),
         Kind("disk-full", True, (20, 45), 50, "a broker's data volume (a small tmpfs) filled to the last byte"),
-        Kind("rolling-restart", True, (0, 0), 150, "rolling-restart.yml of one DC's nodes, during another fault"),
+        Kind("rolling-restart", True, (0, 0), 150, "rolling_restart.yml of one DC's nodes, during another fault"),
         Kind("two-dcs-lost", False, (20, 45), 150, "a broker DC and the tiebreaker killed at once: no quorum"),
     )
 }

@@ -2,11 +2,11 @@
 
 apply     read the inventory's testbed_wan and DCs (testbed/up.yml does), refuse a bad
           testbed_wan, else put the WAN in place; prints {"changed": ...}
-check     only judge {"wan": testbed_wan, "dcs": [...]} read as JSON on stdin (preflight)
+check     only judge the inventory's testbed_wan (testbed/up.yml does, before it starts anything)
 set       --rtt MS [--tiebreaker-rtt MS]: change the round trip on the running testbed
 show      the links, the delayer's counters and a fresh RTT measurement per DC pair
 down      take the WAN off (rules, then the delayer)
-serve     the supervisor (started by apply); run: the delayer itself
+run       the delayer itself (apply starts it under a supervisor, stretch.supervisor)
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ import sys
 from . import control, inventory, rtt
 from .delayer import Delayer
 from .links import WanError, links
+
+# The testbed's inventory.
+INVENTORY = control.REPO / "examples/consumer/inventory"
 
 
 def show(state):
@@ -44,7 +47,7 @@ def show(state):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m stretch.wan", description=__doc__.splitlines()[0])
-    p.add_argument("command", choices=["apply", "check", "set", "show", "down", "serve", "run"])
+    p.add_argument("command", choices=["apply", "check", "set", "show", "down", "run"])
     p.add_argument("--state-dir", default=str(control.STATE_DIR))
     p.add_argument("--inventory", action="append", help="apply, check: an inventory source; repeat to layer")
     p.add_argument("--rtt", type=float, help="set: the broker DCs' round trip, ms")
@@ -53,11 +56,11 @@ def main(argv=None):
     state = control.State(args.state_dir)
     try:
         if args.command == "check":
-            request = json.load(sys.stdin)
-            found = links(request.get("wan"), request["dcs"])
+            request = inventory.read(args.inventory or [str(INVENTORY)])
+            found = links(request.get("wan"), request["subnets"])
             print(json.dumps({"changed": False, "links": [x.as_dict() for x in found if x.active]}))
         elif args.command == "apply":
-            request = inventory.read(args.inventory or [str(control.REPO / "inventories/local")])
+            request = inventory.read(args.inventory or [str(INVENTORY)])
             print(json.dumps(control.apply(request, state)))
         elif args.command == "set":
             if args.rtt is None or args.rtt < 0 or (args.tiebreaker_rtt is not None and args.tiebreaker_rtt < 0):
@@ -68,8 +71,6 @@ def main(argv=None):
             show(state)
         elif args.command == "down":
             print(json.dumps(control.down(state)))
-        elif args.command == "serve":
-            control.serve(state)
         else:
             Delayer(state.config_path, state.stats_path).run()
     except WanError as exc:

@@ -3,21 +3,21 @@
 The state lives in one directory (testbed/dist/wan): config.json (the links,
 the DCs' subnets, which DCs hold brokers, and a probe node per DC),
 stats.json (written by the delayer each second), supervisor.pid and
-delayer.log. The supervisor (`serve`) restarts the delayer (`run`) if it
-dies; in the meantime --queue-bypass lets the packets through undelayed.
+delayer.log. A supervisor (stretch.supervisor) restarts the delayer
+(`python -m stretch.wan run`) if it dies; in the meantime --queue-bypass
+lets the packets through undelayed.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from stretch import REPO
+from stretch.supervisor import Supervised
 
 from .links import Link, iptables_rules, links, with_rtt
 
@@ -37,6 +37,7 @@ class State:
         self.dir = Path(directory)
         self.config_path, self.stats_path = self.dir / "config.json", self.dir / "stats.json"
         self.pid_path, self.log_path = self.dir / "supervisor.pid", self.dir / "delayer.log"
+        self.supervised = Supervised(self.pid_path, "stretch.wan")
 
     def config(self):
         if not self.config_path.exists():
@@ -54,12 +55,7 @@ class State:
 
     def supervisor_pid(self):
         """The running supervisor's pid, or None."""
-        try:
-            pid = int(self.pid_path.read_text())
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except (OSError, ValueError):
-            return None
-        return pid if b"stretch.wan" in cmdline and b"serve" in cmdline else None
+        return self.supervised.pid()
 
 
 def rules_now():
@@ -106,13 +102,8 @@ def _loaded(stats, active):
 
 def start_supervisor(state):
     state.dir.mkdir(parents=True, exist_ok=True)
-    with state.log_path.open("a") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "stretch.wan", "serve", "--state-dir", str(state.dir)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=REPO,
-        )  # fmt: skip
-    state.pid_path.write_text(f"{proc.pid}\n")
-    return proc.pid
+    argv = [sys.executable, "-m", "stretch.wan", "run", "--state-dir", str(state.dir)]
+    return state.supervised.start(argv, state.log_path)
 
 
 def apply_links(state, all_links, subnets, broker_dcs, probes, timeout=20):
@@ -135,7 +126,7 @@ def apply_links(state, all_links, subnets, broker_dcs, probes, timeout=20):
         pid = start_supervisor(state)
         changed = True
     elif changed:
-        os.kill(pid, signal.SIGHUP)
+        state.supervised.reload()
     active = [link for link in all_links if link.active]
     deadline = time.monotonic() + timeout
     while not _loaded(state.stats(), active):
@@ -171,34 +162,5 @@ def down(state=None):
     """Takes the WAN off: the rules first (packets flow undelayed), then the delayer."""
     state = state or State()
     changed = remove_rules()
-    pid = state.supervisor_pid()
-    if pid is not None:
-        os.kill(pid, signal.SIGTERM)
-        for _ in range(100):
-            if state.supervisor_pid() is None:
-                break
-            time.sleep(0.1)
-        changed = True
-    state.pid_path.unlink(missing_ok=True)
+    changed = state.supervised.stop() or changed
     return {"changed": changed}
-
-
-def serve(state):
-    """The supervisor: runs the delayer and starts it again whenever it exits, until SIGTERM."""
-    stopping = False
-    child = None
-
-    def on_term(*_):
-        nonlocal stopping
-        stopping = True
-        if child is not None and child.poll() is None:
-            child.terminate()
-
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGHUP, lambda *_: child is not None and child.poll() is None and child.send_signal(1))
-    while not stopping:
-        child = subprocess.Popen([sys.executable, "-m", "stretch.wan", "run", "--state-dir", str(state.dir)])
-        code = child.wait()
-        if not stopping:
-            print(f"supervisor: the delayer exited ({code}); starting it again in 1 s", flush=True)
-            time.sleep(1)

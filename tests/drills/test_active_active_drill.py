@@ -20,7 +20,7 @@ b. the second DC's driver is killed (SIGKILL on its whole service): the
    job owned (at most 15 s);
 c. systemd starts the killed job again and the work splits again;
 d. (the full drill only) the second DC's Kafka nodes are lost
-   (dc-failover.yml) and recovered (dc-recovery.yml) while the jobs run; the
+   (dc_failover.yml) and recovered (dc_recovery.yml) while the jobs run; the
    work splits again after; the short drill leaves the DC's loss to the
    failover and group drills that run beside it in `make test`;
 e. every acknowledged record reaches the sinks (0 missing); duplicates are
@@ -293,11 +293,11 @@ def lose_and_recover(drill):
     """(d) The second DC's Kafka nodes lost and recovered while the jobs run."""
     first, second = drill.first, drill.second
     lost_at = time.time()
-    drill.playbook("dc-failover", kafka_ops_failover_dc=second)
+    drill.playbook("dc_failover", kafka_ops_failover_dc=second)
     time.sleep(30)
     drill.check(f"(d) with {second}'s nodes lost, {first}'s job goes on writing batches",
                 drill.flowing(first, lost_at))  # fmt: skip
-    drill.playbook("dc-recovery", kafka_ops_failover_dc=second, kafka_ops_recovery_smoke_test=False)
+    drill.playbook("dc_recovery", kafka_ops_failover_dc=second, kafka_ops_recovery_smoke_test=False)
     recovered_at = time.time()
     drill.check(
         f"(d) after {second}'s recovery both jobs own about half and write batches",

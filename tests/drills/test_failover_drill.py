@@ -3,17 +3,17 @@
 Against the running testbed, with the load harness writing (acks=all,
 idempotent) and reading as each broker DC throughout:
 
-1. the second broker DC is lost: playbooks/dc-failover.yml kills every node
+1. the second broker DC is lost: playbooks/dc_failover.yml kills every node
    of it. The quorum must keep a leader, writes must go on, and the first
    DC's reader must keep reading from its own DC;
-2. it comes back: playbooks/dc-recovery.yml, under the replication throttle,
+2. it comes back: playbooks/dc_recovery.yml, under the replication throttle,
    until nothing is under-replicated; leaders restored, throttle removed,
    smoke test in both DCs;
 3. only the tiebreaker DC is lost, then brought back;
 4. the two broker DCs are cut from each other (both still reach the
    tiebreaker), then healed;
 5. the strict setting (min.insync.replicas=3): losing a DC blocks writes
-   until dc-failover.yml relaxes it to 2, and dc-recovery.yml puts 3 back.
+   until dc_failover.yml relaxes it to 2, and dc_recovery.yml puts 3 back.
 
 Then the verifier checks that no acknowledged record was lost or reordered.
 Every check is printed PASS or FAIL with its figure; the figures go to
@@ -98,8 +98,8 @@ class Drill:
         return outcome["waited"] if outcome["passed"] else None
 
     def lose(self, dc, mode="kill"):
-        run = self.playbook("dc-failover", kafka_ops_failover_dc=dc, kafka_ops_failover_mode=mode)
-        self.check(f"{dc} lost: dc-failover.yml reports the cluster writable", run.ok, run.log)
+        run = self.playbook("dc_failover", kafka_ops_failover_dc=dc, kafka_ops_failover_mode=mode)
+        self.check(f"{dc} lost: dc_failover.yml reports the cluster writable", run.ok, run.log)
         role = "broker" if dc in self.cluster.dcs else "controller"
         self.load.mark(f"{dc} lost", self.went_down_at(self.node_in(dc, role)))
         leader = self.quorum_leader()
@@ -144,8 +144,8 @@ class Drill:
     def recover(self, dc, smoke, **extra):
         self.load.mark(f"{dc} recovering")
         # The smoke test's kernel counters count only its own reads, so they stay on under load.
-        run = self.playbook("dc-recovery", kafka_ops_failover_dc=dc, kafka_ops_recovery_smoke_test=smoke, **extra)
-        self.check(f"{dc} back: dc-recovery.yml passes", run.ok, run.log)
+        run = self.playbook("dc_recovery", kafka_ops_failover_dc=dc, kafka_ops_recovery_smoke_test=smoke, **extra)
+        self.check(f"{dc} back: dc_recovery.yml passes", run.ok, run.log)
         left = throttle_rates(self.cluster)
         self.check(f"{dc} back: no replication throttle left on any broker", not left, left or "")
         return run
@@ -207,10 +207,10 @@ class Drill:
 
     def strict_mode(self):
         strict = {"kafka_min_insync_replicas": 3, "kafka_ops_recovery_smoke_test": False}
-        self.playbook("dc-recovery", kafka_ops_failover_dc=self.tiebreaker, **strict)
+        self.playbook("dc_recovery", kafka_ops_failover_dc=self.tiebreaker, **strict)
         self.check("strict: the recovery run sets min.insync.replicas to 3", self.cluster_min_isr() == 3)
         run = self.playbook(
-            "dc-failover", kafka_ops_failover_dc=self.second, kafka_ops_failover_min_insync_replicas=3,
+            "dc_failover", kafka_ops_failover_dc=self.second, kafka_ops_failover_min_insync_replicas=3,
             kafka_ops_gate_timeout=20, **strict,
         )  # fmt: skip
         self.check(
@@ -218,15 +218,15 @@ class Drill:
             not run.ok and "NotEnoughReplicas" in run.text,
             run.log,
         )
-        run = self.playbook("dc-failover", kafka_ops_failover_dc=self.second, **strict)
+        run = self.playbook("dc_failover", kafka_ops_failover_dc=self.second, **strict)
         self.check(
-            "strict: dc-failover.yml relaxes min ISR to 2 and the cluster is writable",
+            "strict: dc_failover.yml relaxes min ISR to 2 and the cluster is writable",
             run.ok and self.cluster_min_isr() == 2,
             run.log,
         )
-        run = self.playbook("dc-recovery", kafka_ops_failover_dc=self.second, **strict)
-        self.check("strict: dc-recovery.yml puts min ISR 3 back", run.ok and self.cluster_min_isr() == 3, run.log)
-        self.playbook("dc-recovery", kafka_ops_failover_dc=self.tiebreaker, kafka_ops_recovery_smoke_test=False)
+        run = self.playbook("dc_recovery", kafka_ops_failover_dc=self.second, **strict)
+        self.check("strict: dc_recovery.yml puts min ISR 3 back", run.ok and self.cluster_min_isr() == 3, run.log)
+        self.playbook("dc_recovery", kafka_ops_failover_dc=self.tiebreaker, kafka_ops_recovery_smoke_test=False)
         self.check("the cluster is back at its declared min ISR 2", self.cluster_min_isr() == 2, self.cluster_min_isr())
 
 
@@ -363,23 +363,23 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
 
 
 def test_a_dc_whose_hosts_cannot_be_reached_is_failed_over_and_recovered(cluster, hosts):
-    """A real outage: the DC's containers are frozen (podman pause) before dc-failover.yml starts.
+    """A real outage: the DC's containers are frozen (podman pause) before dc_failover.yml starts.
 
     No host of the DC answers, so the run can stop none of them; it must take
     them for lost, relax the strict min.insync.replicas and prove the rest
-    writable. Once they answer again, dc-recovery.yml brings the DC back.
+    writable. Once they answer again, dc_recovery.yml brings the DC back.
     """
     drill = Drill(cluster, hosts, load=None)
     lost = drill.second
     frozen = sorted(n.host for n in cluster.nodes if n.dc == lost)
     strict = {"kafka_min_insync_replicas": 3, "kafka_ops_recovery_smoke_test": False}
-    drill.playbook("dc-recovery", kafka_ops_failover_dc=drill.tiebreaker, **strict)
+    drill.playbook("dc_recovery", kafka_ops_failover_dc=drill.tiebreaker, **strict)
     drill.check("strict: min.insync.replicas is 3 before the outage", drill.cluster_min_isr() == 3)
     subprocess.run(["podman", "pause", *frozen], check=True, capture_output=True)
     try:
-        run = drill.playbook("dc-failover", kafka_ops_failover_dc=lost, **strict)
+        run = drill.playbook("dc_failover", kafka_ops_failover_dc=lost, **strict)
         failover = run.stats.get("kafka_failover", {}) if run.output is not None else {}
-        drill.check(f"{lost} unreachable: dc-failover.yml passes", run.ok, run.log)
+        drill.check(f"{lost} unreachable: dc_failover.yml passes", run.ok, run.log)
         drill.check(
             f"{lost} unreachable: the run took every node of it for down, stopping none",
             failover.get("unreachable") == frozen and failover.get("stopped") == [],
@@ -397,12 +397,12 @@ def test_a_dc_whose_hosts_cannot_be_reached_is_failed_over_and_recovered(cluster
         )
     finally:
         subprocess.run(["podman", "unpause", *frozen], check=False, capture_output=True)
-    back = drill.playbook("dc-recovery", kafka_ops_failover_dc=lost, **strict)
+    back = drill.playbook("dc_recovery", kafka_ops_failover_dc=lost, **strict)
     drill.check(
-        f"{lost} back: dc-recovery.yml passes, min ISR 3 again", back.ok and drill.cluster_min_isr() == 3, back.log
+        f"{lost} back: dc_recovery.yml passes, min ISR 3 again", back.ok and drill.cluster_min_isr() == 3, back.log
     )
     restored = drill.playbook(
-        "dc-recovery", kafka_ops_failover_dc=drill.tiebreaker, kafka_ops_recovery_smoke_test=False
+        "dc_recovery", kafka_ops_failover_dc=drill.tiebreaker, kafka_ops_recovery_smoke_test=False
     )
     drill.check("the cluster is back at its declared min ISR 2", restored.ok and drill.cluster_min_isr() == 2)
     failed = [c for c in drill.checks if not c["passed"]]

@@ -9,8 +9,8 @@ client.rack, reads the load harness's records (acks=all, idempotent):
 2. the second DC's members are killed (SIGKILL: no leave, like a crash); the
    group hands their partitions to the first DC's members within the
    session timeout, and they resume from the committed offsets;
-3. the second DC's nodes are lost too (playbooks/dc-failover.yml) and the
-   members go on reading; the DC comes back (dc-recovery.yml);
+3. the second DC's nodes are lost too (playbooks/dc_failover.yml) and the
+   members go on reading; the DC comes back (dc_recovery.yml);
 4. every acknowledged record was read by some member (at-least-once:
    records read twice across the handover are counted as duplicates).
 
@@ -156,18 +156,18 @@ def test_an_active_active_group_hands_a_lost_dcs_partitions_over_and_loses_nothi
             )
             time.sleep(10)
 
-            lost = playbook(cluster, "dc-failover", kafka_ops_failover_dc=second, log_dir=REPORTS / "group-drill")
-            check(f"{second}'s nodes lost: dc-failover.yml passes", lost.ok, lost.log)
+            lost = playbook(cluster, "dc_failover", kafka_ops_failover_dc=second, log_dir=REPORTS / "group-drill")
+            check(f"{second}'s nodes lost: dc_failover.yml passes", lost.ok, lost.log)
             lost_at = time.monotonic()
             time.sleep(30)
             survivors = [m for m in group.members if m not in dead]
             going_on = {m: group.read_after(m, lost_at) for m in survivors}
             check(f"with {second} lost, {first}'s members go on reading", all(going_on.values()), going_on)
             back = playbook(
-                cluster, "dc-recovery", kafka_ops_failover_dc=second, kafka_ops_recovery_smoke_test=False,
+                cluster, "dc_recovery", kafka_ops_failover_dc=second, kafka_ops_recovery_smoke_test=False,
                 log_dir=REPORTS / "group-drill",
             )  # fmt: skip
-            check(f"{second} back: dc-recovery.yml passes", back.ok, back.log)
+            check(f"{second} back: dc_recovery.yml passes", back.ok, back.log)
         finally:
             load.stop()
             run_id = load.report()["run_id"]

@@ -33,7 +33,7 @@ def test_three_rolling_restarts_under_load_lose_no_acknowledged_record(cluster, 
             leader = quorum_leader(cluster)
             run = playbook(
                 cluster,
-                "rolling-restart",
+                "rolling_restart",
                 log_dir=reports / "restart-drill",
                 kafka_ops_restart_smoke_test=number == RESTARTS,
             )

@@ -1,7 +1,7 @@
 """Certificate rotation under load (`make drill-rotate`, about 20 minutes).
 
 Against the running testbed, with the load harness writing (acks=all,
-idempotent) and reading as each broker DC, playbooks/rotate-certificates.yml
+idempotent) and reading as each broker DC, playbooks/rotate_certificates.yml
 runs each step; every step restarts every node one at a time behind the
 gates (controllers first, the quorum leader last, then the brokers).
 
@@ -70,7 +70,7 @@ def rotate(cluster, step, figures):
     leader = quorum_leader(cluster)
     # At full verbosity with diffs: the step makes new keys, and none of them may show.
     run = playbook(
-        cluster, "rotate-certificates", "-vvvv", "--diff", log_dir=REPORTS / "rotation-drill", kafka_tls_rotate=step
+        cluster, "rotate_certificates", "-vvvv", "--diff", log_dir=REPORTS / "rotation-drill", kafka_tls_rotate=step
     )
     assert run.ok, f"rotation step {step} failed; see {run.log}"
     found = leaks(run.stdout + run.stderr, cluster.secrets(), cluster.private_key_files())

@@ -5,9 +5,9 @@ writing (acks=all, idempotent) throughout:
 
 1. the streaming job (roles/kafka_smoke/files/smoke/stream_job.py) starts in
    the first DC, on that DC's Spark cluster, with kafka.client.rack set to it;
-2. every node is restarted, one at a time (playbooks/rolling-restart.yml);
-3. the second broker DC is lost and brought back (dc-failover.yml,
-   dc-recovery.yml);
+2. every node is restarted, one at a time (playbooks/rolling_restart.yml);
+3. the second broker DC is lost and brought back (dc_failover.yml,
+   dc_recovery.yml);
 4. the job is stopped in the first DC and started in the second from the same
    checkpoint: it must resume where it stopped and read from the second DC;
 5. the load stops; once the job has read everything, it stops.
@@ -165,13 +165,13 @@ def test_stream_drill(cluster):
             drill.check(f"the job reads in {first}", jobs[first].running() and drill.wait_for_batches(first, 1))
             drill.phase("steady", first, lambda: time.sleep(20))
             drill.phase(
-                "rolling restart", first, lambda: drill.playbook("rolling-restart", kafka_ops_restart_smoke_test=False)
+                "rolling restart", first, lambda: drill.playbook("rolling_restart", kafka_ops_restart_smoke_test=False)
             )
             drill.phase("steady after the restart", first, lambda: time.sleep(20))
-            drill.phase("lose dc", first, lambda: drill.playbook("dc-failover", kafka_ops_failover_dc=second))
+            drill.phase("lose dc", first, lambda: drill.playbook("dc_failover", kafka_ops_failover_dc=second))
             drill.phase(f"{second} lost", first, lambda: time.sleep(30))
             recover = {"kafka_ops_failover_dc": second, "kafka_ops_recovery_smoke_test": False}
-            drill.phase(f"recover {second}", first, lambda: drill.playbook("dc-recovery", **recover))
+            drill.phase(f"recover {second}", first, lambda: drill.playbook("dc_recovery", **recover))
             drill.phase("steady after the recovery", first, lambda: time.sleep(20))
             drill.check(f"the job in {first} kept running throughout", jobs[first].running())
             drill.check(f"the job in {first} stops on request", jobs[first].stop() == 0, jobs[first].log)

@@ -64,7 +64,7 @@ def roll(cluster, figures, label, version):
     print(f"{label}: {run.seconds} s, restarted {', '.join(order)}", flush=True)
     assert run.ok, f"{label} failed; see {run.log}"
     assert_restart_order(cluster, order, leader)
-    smoke = playbook(cluster, "smoke-test", log_dir=LOGS)
+    smoke = playbook(cluster, "smoke_test", log_dir=LOGS)
     assert smoke.ok, f"the smoke test after {label} failed; see {smoke.log}"
 
 

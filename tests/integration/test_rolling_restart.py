@@ -1,4 +1,4 @@
-"""playbooks/rolling-restart.yml against the testbed: the plan, and a gate that stops it.
+"""playbooks/rolling_restart.yml against the testbed: the plan, and a gate that stops it.
 
 Whole rolling restarts under load, with the order checked and no
 acknowledged record lost, are the drills' (tests/drills: the CA rotation in
@@ -14,7 +14,7 @@ def restarted(before, after):
 
 def test_a_dry_run_prints_the_plan_and_the_gates_and_restarts_nothing(cluster, hosts):
     before = start_times(cluster, hosts)
-    proc = playbook(cluster, "rolling-restart", kafka_ops_restart_dry_run=True)
+    proc = playbook(cluster, "rolling_restart", kafka_ops_restart_dry_run=True)
     assert proc.returncode == 0, proc.text[-3000:]
     leader = quorum_leader(cluster)
     others = [c.host for c in cluster.controllers if c.host != leader]
@@ -35,7 +35,7 @@ def test_a_gate_that_does_not_pass_stops_the_restart_before_the_node_goes_down(c
         before = start_times(cluster, hosts)
         proc = playbook(
             cluster,
-            "rolling-restart",
+            "rolling_restart",
             kafka_ops_restart_hosts=[b.host for b in dc1],
             kafka_ops_gate_timeout=15,
             kafka_ops_restart_smoke_test=False,

@@ -372,8 +372,8 @@ def test_a_scram_password_rotates_through_the_users_playbook(cluster, tmp_path):
 # nothing but runs and prints every task), users.yml sets the users, the
 # smoke test gives its job a SCRAM password and its reads their cluster's
 # Spark secret.
-# The rotation drill checks the runs that make new keys (rotate-certificates.yml).
-SECRET_PLAYBOOKS = [("site", ("--diff",)), ("users", ("--diff",)), ("smoke-test", ())]
+# The rotation drill checks the runs that make new keys (rotate_certificates.yml).
+SECRET_PLAYBOOKS = [("site", ("--diff",)), ("users", ("--diff",)), ("smoke_test", ())]
 
 
 @pytest.mark.parametrize(("name", "args"), SECRET_PLAYBOOKS, ids=[name for name, _ in SECRET_PLAYBOOKS])

@@ -1,6 +1,6 @@
 """The smoke test against the running cluster: locality per DC, the control read, and bad input.
 
-Runs the smoke job that playbooks/smoke-test.yml runs (`python -m smoke` from the role's files), as the
+Runs the smoke job that playbooks/smoke_test.yml runs (`python -m smoke` from the role's files), as the
 installed `stretch.smoke`, with each DC's Spark cluster's secret in a private file as the role writes it.
 """
 

@@ -1,4 +1,4 @@
-"""playbooks/dc-failover.yml when the lost DC's hosts cannot be reached, as in a real outage.
+"""playbooks/dc_failover.yml when the lost DC's hosts cannot be reached, as in a real outage.
 
 Every host points at a closed port, and the admin runner finds no broker at
 the closed addresses the nodes advertise: the run cannot take the DC down, nor prove the
@@ -22,7 +22,7 @@ def fail_over(tmp_path, **extra):
     addresses = no_cluster(inv)
     path = tmp_path / "hosts.yml"
     path.write_text(yaml.safe_dump(inv))
-    run = run_playbook(path, "dc-failover", timeout=300, kafka_ops_failover_dc="dc2", **NO_CLUSTER, **extra)
+    run = run_playbook(path, "dc_failover", timeout=300, kafka_ops_failover_dc="dc2", **NO_CLUSTER, **extra)
     brokers = [f"{addresses[h]}:1" for h in groups(inv)["kafka_brokers"]["hosts"]]
     return run, run.text + run.stderr, brokers
 

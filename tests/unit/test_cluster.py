@@ -43,7 +43,7 @@ PLAYBOOK = [
         "name": "The kafka role's compiled model",
         "hosts": "b1",
         "gather_facts": False,
-        "roles": ["kafka"],
+        "roles": ["stretch.kafka.kafka"],
         "tasks": [
             {
                 "name": "Hand back kafka_cluster",

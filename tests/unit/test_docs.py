@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.stretch.kafka.plugins.module_utils import platforms
 from stretch import docs_variables
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,10 +35,13 @@ def test_every_documented_default_is_a_real_default(role):
 
 
 def tested_platform():
-    """The platform the roles are tested on: the Debian suite of the testbed's node image."""
+    """The platform the roles are tested on: the Debian suites the testbed's node images are built from, which
+    must be the releases the roles accept (module_utils/platforms.py)."""
     script = (REPO / "testbed" / "build-image.sh").read_text()
-    suites = re.findall(r'^debootstrap .* (\w+) "\$rootfs"', script, re.MULTILINE)
-    assert len(suites) == 1, f"testbed/build-image.sh: expected one debootstrap of the image, found {suites}"
+    suites = re.findall(r"^  (\w+)\) java=", script, re.MULTILINE)
+    assert suites, "testbed/build-image.sh: no release found in its case of releases"
+    assert list(platforms.SUPPORTED) == ["Debian"]
+    assert suites == list(platforms.SUPPORTED["Debian"].values()), "the images' releases and the supported ones"
     return {"name": "Debian", "versions": suites}
 
 
@@ -83,8 +87,17 @@ def test_docs_variables_md_is_generated_from_the_specs():
     assert (REPO / "docs" / "variables.md").read_text() == docs_variables.render(), "run `make docs`"
 
 
+COLLECTION = "stretch.kafka."
+
+
+def role_of(name):
+    """The role a fully qualified name (stretch.kafka.kafka_node) names within the collection; the name as it is
+    otherwise, which no role of the collection has."""
+    return name.removeprefix(COLLECTION) if name.startswith(COLLECTION) else name
+
+
 def role_references(node):
-    """Every role an Ansible YAML document names: include_role, import_role, roles: and dependencies."""
+    """Every role an Ansible YAML document names, as written: include_role, import_role, roles: and dependencies."""
     if isinstance(node, dict):
         for key in ("ansible.builtin.include_role", "ansible.builtin.import_role", "include_role", "import_role"):
             if isinstance(node.get(key), dict):
@@ -106,7 +119,8 @@ def test_every_role_a_playbook_or_role_includes_exists():
              *(REPO / "roles").glob("*/meta/main.yml")]  # fmt: skip
     named = {(str(f.relative_to(REPO)), r) for f in files for r in role_references(yaml.safe_load(f.read_text()))}
     assert named, "no role reference found: the walk is broken"
-    assert [(f, r) for f, r in sorted(named) if r not in roles] == []
+    # By the collection's name, so the roles resolve the same from a checkout and from an installed artifact.
+    assert [(f, r) for f, r in sorted(named) if not r.startswith(COLLECTION) or role_of(r) not in roles] == []
 
 
 def owner(name):
@@ -127,7 +141,12 @@ def defined_names(node, role):
     if not isinstance(node, dict):
         return
     included = next(
-        (node[k]["name"] for k in ("ansible.builtin.include_role", "ansible.builtin.import_role") if k in node), None
+        (
+            role_of(node[k]["name"])
+            for k in ("ansible.builtin.include_role", "ansible.builtin.import_role")
+            if k in node
+        ),
+        None,
     )
     for name in node.get("vars") or {}:
         yield name, included or role
@@ -161,7 +180,7 @@ def role_calls(node):
     if isinstance(node, dict):
         for key in ("ansible.builtin.include_role", "ansible.builtin.import_role"):
             if isinstance(node.get(key), dict):
-                yield node[key]["name"], Path(node[key].get("tasks_from") or "main").stem
+                yield role_of(node[key]["name"]), Path(node[key].get("tasks_from") or "main").stem
         for value in node.values():
             yield from role_calls(value)
     elif isinstance(node, list):

@@ -6,12 +6,11 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-COLLECTION = REPO / "collections/ansible_collections/stretch/kafka"
 GROUP = "group/stretch.kafka.admin"
 CONNECTION = {"bootstrap_servers", "bootstrap_controllers", "client_config"}
 ADMIN = {
     f"stretch.kafka.{name}"
-    for name in yaml.safe_load((COLLECTION / "meta/runtime.yml").read_text())["action_groups"]["admin"]
+    for name in yaml.safe_load((REPO / "meta/runtime.yml").read_text())["action_groups"]["admin"]
 }
 
 
@@ -28,7 +27,7 @@ def tasks(node):
 
 
 def task_file(role, entry):
-    return REPO / "roles" / role / "tasks" / f"{Path(entry).stem}.yml"
+    return REPO / "roles" / role.removeprefix("stretch.kafka.") / "tasks" / f"{Path(entry).stem}.yml"
 
 
 def runs_admin_module(role, entry, seen=None):
@@ -48,7 +47,7 @@ def runs_admin_module(role, entry, seen=None):
             call = task.get(key)
             if call and runs_admin_module(call["name"], call.get("tasks_from", "main"), seen):
                 return True
-    for dependency in (load(REPO / "roles" / role / "meta" / "main.yml") or {}).get("dependencies") or []:
+    for dependency in (load(task_file(role, "main").parents[1] / "meta" / "main.yml") or {}).get("dependencies") or []:
         name = dependency["role"] if isinstance(dependency, dict) else dependency
         if runs_admin_module(name, "main", seen):
             return True
@@ -73,7 +72,7 @@ def play_runs_admin_module(play):
 
 def test_the_admin_group_holds_the_collections_admin_protocol_modules():
     assert "stretch.kafka.kafka_topics" in ADMIN
-    assert all((COLLECTION / "plugins/modules" / f"{m.split('.')[-1]}.py").exists() for m in ADMIN)
+    assert all((REPO / "plugins/modules" / f"{m.split('.')[-1]}.py").exists() for m in ADMIN)
 
 
 @pytest.mark.parametrize(("playbook", "play"), list(plays()), ids=[f"{f}: {p['name']}" for f, p in plays()])
@@ -131,7 +130,9 @@ def test_site_reconciles_one_declaration_at_a_time_with_its_tag():
     """site.yml --tags topics runs the preflight and kafka_admin's topics tasks, and none of its others."""
     site = [task for _, play in plays() if play["name"].startswith("Wait until the cluster is ready, reconcile")
             for task in tasks(play["tasks"])]  # fmt: skip
-    include = next(t for t in site if (t.get("ansible.builtin.include_role") or {}).get("name") == "kafka_admin")
+    include = next(
+        t for t in site if (t.get("ansible.builtin.include_role") or {}).get("name") == "stretch.kafka.kafka_admin"
+    )
     assert include.get("tags") == ["always"], "the include must run for any tag, so its tasks' own tags decide"
     concerns = {}
     for path in sorted((REPO / "roles/kafka_admin/tasks").glob("*.yml")):

@@ -219,10 +219,10 @@ def test_a_dc_loss_runs_the_operators_playbooks_killing_then_recovering_without_
     fault.inject(tb)
     fault.undo(tb)
     failover, recovery = tb.commands("host")
-    assert failover.startswith("dc-failover.yml")
+    assert failover.startswith("dc_failover.yml")
     assert "('kafka_ops_failover_dc', 'dc2')" in failover
     assert "('kafka_ops_failover_mode', 'kill')" in failover
-    assert recovery.startswith("dc-recovery.yml")
+    assert recovery.startswith("dc_recovery.yml")
     assert "('kafka_ops_recovery_smoke_test', False)" in recovery
 
 
@@ -248,7 +248,7 @@ def test_a_rolling_restart_is_the_playbook_for_one_dc_and_undo_starts_that_dcs_n
     fault = faults.make("rolling-restart", "dc1")
     fault.inject(tb)
     (run,) = tb.commands("host")
-    assert run.startswith("rolling-restart.yml")
+    assert run.startswith("rolling_restart.yml")
     assert "('kafka_ops_restart_dcs', ['dc1'])" in run
     assert "('kafka_ops_restart_smoke_test', False)" in run
     fault.undo(tb)
@@ -270,7 +270,7 @@ def test_two_dcs_lost_takes_the_controllers_down_first_and_brings_them_back_firs
     starts = [n for n, words in tb.calls if words == "systemctl start kafka"]
     assert sorted(starts[:2]) == ["dc2-controller", "dc3-controller"]
     assert sorted(starts[2:]) == ["dc2-broker1", "dc2-broker2"]
-    assert tb.commands("host")[-1].startswith("dc-recovery.yml")
+    assert tb.commands("host")[-1].startswith("dc_recovery.yml")
     assert "('kafka_ops_failover_dc', 'dc2')" in tb.commands("host")[-1]
 
 
@@ -379,7 +379,7 @@ def test_heal_takes_every_fault_off_and_recovers_a_dc_that_had_a_node_down():
     assert all(started(tb, n) or "systemctl start kafka" in tb.commands(n) for n in TOPO.all_brokers)
     assert tb.node("dc2-broker2").tmpfs is None
     assert done["volumes_restored"] == ["dc2-broker2"]
-    assert any(c.startswith("dc-recovery.yml") and "'dc2'" in c for c in tb.commands("host"))
+    assert any(c.startswith("dc_recovery.yml") and "'dc2'" in c for c in tb.commands("host"))
     assert "errors" not in done
     starts = [n for n, words in tb.calls if words == "systemctl start kafka"]
     assert starts[:3] == TOPO.all_controllers
@@ -389,7 +389,7 @@ def test_heal_removes_a_throttle_left_behind_and_notes_a_step_that_failed():
     tb = FakeTestbed(fail_on="dc1-broker1 rm -f")
     tb.throttles = {"cluster": {"leader.replication.throttled.rate": "1048576"}}
     done = faults.heal(tb)
-    assert any(c.startswith("dc-recovery.yml") and "'dc1'" in c for c in tb.commands("host"))
+    assert any(c.startswith("dc_recovery.yml") and "'dc1'" in c for c in tb.commands("host"))
     assert done["errors"] == ["filler: injected failure at rm -f /var/lib/kafka/data/.soak-filler"]
     assert all("systemctl start kafka" in tb.commands(n) for n in TOPO.all_brokers)
 

@@ -50,7 +50,7 @@ class StandIn:
 
     def playbook(self, name, **extra):
         self.note(f"{name}.yml")
-        return {"playbook": name, "ok": name != "dc-failover", "seconds": 0.1, "log": f"{name}.json", "stats": {}}
+        return {"playbook": name, "ok": name != "dc_failover", "seconds": 0.1, "log": f"{name}.json", "stats": {}}
 
     def what(self):
         return [w for _, w in self.done]
@@ -92,8 +92,8 @@ def test_a_failed_inject_or_playbook_is_recorded_and_the_fault_undone_all_the_sa
     cut, lost = records(soak)
     assert cut["error"].startswith("inject: partition.sh cut dc1 dc2 failed")
     assert cut["injected"] is None
-    assert lost["error"] == "dc-failover.yml failed (log dc-failover.json)"
-    assert soak.tb.what()[-2:] == ["dc-failover.yml", "dc-recovery.yml"]
+    assert lost["error"] == "dc_failover.yml failed (log dc_failover.json)"
+    assert soak.tb.what()[-2:] == ["dc_failover.yml", "dc_recovery.yml"]
     assert not soak.active
 
 

@@ -237,9 +237,9 @@ def test_writes_while_a_fault_that_holds_nothing_ran_are_counted_over_its_run():
 
 def test_a_fault_recorded_with_an_error_or_not_run_fails_the_run():
     producers, consumers, reads = clean()
-    failed = {**fault(1, T0 + 5, T0 + 8, kind="dc-loss"), "error": "dc-failover.yml failed (log x.json)"}
+    failed = {**fault(1, T0 + 5, T0 + 8, kind="dc-loss"), "error": "dc_failover.yml failed (log x.json)"}
     report = verify.judge(producers, consumers, reads, [failed])
-    assert report["problems"] == ["fault #1 dc-loss dc1-broker1: dc-failover.yml failed (log x.json)"]
+    assert report["problems"] == ["fault #1 dc-loss dc1-broker1: dc_failover.yml failed (log x.json)"]
     not_run = {"id": 2, "kind": "broker-kill", "target": "dc1-broker1", "in_model": True, "start": None,
                "error": "not run: the run was past twice its length"}  # fmt: skip
     report = verify.judge(producers, consumers, reads, [not_run])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PLUGINS = REPO / "collections/ansible_collections/stretch/kafka/plugins"
+PLUGINS = REPO / "plugins"
 
 
 def python_files():

@@ -53,7 +53,7 @@ def check_bootstrap(bootstrap_servers, timeout=5):
     if not addresses:
         raise SmokeError("no bootstrap servers given")
     for address in addresses:
-        host, _, port = address.rpartition(":")
+        host, _sep, port = address.rpartition(":")
         if not host or not port.isdigit():
             raise SmokeError(f"bootstrap address {address!r} is not host:port")
     if not any(_reachable(*a.rsplit(":", 1), timeout) for a in addresses):
@@ -75,7 +75,7 @@ def cluster_view(bootstrap_servers, topic, client_config, timeout=15):
 
 
 def check_dcs(dcs, brokers):
-    racks = sorted({rack for _, rack in brokers.values() if rack})
+    racks = sorted({broker[1] for broker in brokers.values() if broker[1]})
     for dc in dcs:
         if dc not in racks:
             raise SmokeError(f"DC {dc!r} matches no broker rack (the brokers' racks are: {', '.join(racks)})")

@@ -91,14 +91,14 @@ def judge(rows_by_dc, acked, run):
     per_offset = Counter()
     found = set()
     for rows in rows_by_dc.values():
-        for topic, partition, offset, r, seq, *_ in rows:
+        for topic, partition, offset, r, seq, *_rest in rows:
             per_offset[(topic, partition, offset)] += 1
             if r == run:
                 found.add((partition, seq))
     missing = sorted(acked - found)
     duplicated = {k: n for k, n in per_offset.items() if n > 1}
     per_partition = Counter()
-    for (topic, partition, _), n in duplicated.items():
+    for (topic, partition, _offset), n in duplicated.items():
         per_partition[key(topic, partition)] += n - 1
     return {
         "acked": len(acked),

@@ -56,5 +56,5 @@ def crossed(before, after, dc):
     return {
         "dc": dc,
         "bytes_by_pair": {f"{a}->{b}": n for (a, b), n in by_pair.items()},
-        "bytes_in": sum(n for (_, b), n in by_pair.items() if b == dc),
+        "bytes_in": sum(n for (_src, b), n in by_pair.items() if b == dc),
     }

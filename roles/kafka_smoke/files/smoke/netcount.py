@@ -42,7 +42,7 @@ NETNS_ETC = Path("/etc/netns") / NETNS
 
 
 def _run(*cmd, stdin=None, check=True):
-    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=False)
     if check and proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
     return proc.stdout

@@ -191,7 +191,7 @@ def spark_read(args, cluster, manifest_path, dc, workdir, counters=None):
     if counters:
         cmd = counters.wrap(cmd)
     began = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, check=False)
     if proc.returncode != 0:
         raise SmokeError(f"Spark read for {dc or 'control'} failed (rc={proc.returncode}):\n{proc.stderr[-3000:]}")
     seen = json.loads(out.read_text())
@@ -211,14 +211,14 @@ def run(args):
     networks = dc_networks(args)
     if networks and args.network_counters:
         raise SmokeError("--network-counters counts a job on this runner, --dc-network jobs in the DCs: pick one")
-    for master in sorted({master for master, _, _ in clusters.values()}):
+    for master in sorted({cluster[0] for cluster in clusters.values()}):
         checks.check_spark_master(master)
-    for properties in sorted({properties for _, _, properties in clusters.values() if properties}):
+    for properties in sorted({cluster[2] for cluster in clusters.values() if cluster[2]}):
         checks.check_spark_properties(properties)
     report["timings"]["checks_seconds"] = round(time.monotonic() - t, 2)
-    report["masters"] = {dc or "control": master for dc, (master, _, _) in clusters.items()}
-    racks = {b: rack for b, (_, rack) in brokers.items()}
-    hosts = {b: host for b, (host, _) in brokers.items()}
+    report["masters"] = {dc or "control": cluster[0] for dc, cluster in clusters.items()}
+    racks = {b: broker[1] for b, broker in brokers.items()}
+    hosts = {b: broker[0] for b, broker in brokers.items()}
 
     t = time.monotonic()
     run_id = uuid.uuid4().hex[:12]

@@ -33,8 +33,8 @@ def rows_of(files, ids=None):
 
 def judge(rows, acked, run):
     """Each acknowledged record must be in the sink, and each (partition, offset) once."""
-    per_offset = Counter((p, o) for p, o, *_ in rows)
-    found = {(p, seq) for p, _, r, seq, _ in rows if r == run}
+    per_offset = Counter((row[0], row[1]) for row in rows)
+    found = {(p, seq) for p, _offset, r, seq, _size in rows if r == run}
     missing = sorted(acked - found)
     return {
         "acked": len(acked),
@@ -43,7 +43,7 @@ def judge(rows, acked, run):
         "missing_sample": missing[:10],
         "duplicated_offsets": sum(1 for n in per_offset.values() if n > 1),
         "duplicate_rows": sum(n - 1 for n in per_offset.values()),
-        "value_bytes": sum(b for *_, b in rows),
+        "value_bytes": sum(row[-1] for row in rows),
     }
 
 
@@ -61,9 +61,9 @@ def resumed(files, batches, dc):
     if first_batch is None:
         return {"first_batch": None, "joins": {}, "gaps": []}
     last, first = {}, {}
-    for p, o, *_ in rows_of(files, {i for i in files if i < first_batch}):
+    for p, o, *_rest in rows_of(files, {i for i in files if i < first_batch}):
         last[p] = max(o, last.get(p, o))
-    for p, o, *_ in rows_of(files, {i for i in files if i >= first_batch}):
+    for p, o, *_rest in rows_of(files, {i for i in files if i >= first_batch}):
         first[p] = min(o, first.get(p, o))
     joins = {p: (last.get(p), first[p]) for p in sorted(first)}
     gaps = sorted(p for p, (a, b) in joins.items() if a is None or b != a + 1)

@@ -1,0 +1,114 @@
+"""Filters: the cluster model (compiled once from the inventory), and the configuration composed from it."""
+
+from __future__ import annotations
+
+import time
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.stretch.kafka.plugins.module_utils import (
+    certificates,
+    features,
+    identity,
+    model,
+    nodes,
+    properties,
+    releases,
+    security,
+    topics,
+)
+
+
+def _guard(func):
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise AnsibleFilterError(f"{func.__name__}: {exc}") from exc
+
+    wrapper.__name__ = func.__name__
+    return wrapper
+
+
+def cluster(groups, hostvars, settings):
+    """The cluster model (module_utils/model.py) of the inventory's groups and host variables, and the settings."""
+    return model.cluster(groups, hostvars, settings)
+
+
+def retire_refusals(declared, brokers, node_id, default_replication_factor):
+    """Why the broker cannot be retired, from the declared topics (as written) and the inventory's brokers."""
+    return topics.retire_refusals(topics.normalize(declared, default_replication_factor), brokers, node_id)
+
+
+def features_plan(described, mapping, held):
+    """{"updates": ["name=level"], "notes": [...]}: the features to raise, from kafka-features' own texts."""
+    levels, release = features.parse_mapping(mapping)
+    updates, notes = features.finalize_plan(features.parse_describe(described), levels, release, held)
+    return {"updates": updates, "notes": notes}
+
+
+def downgrade_refusal(described, version):
+    """Why release version may not run the cluster kafka-features describe printed ('' when it may)."""
+    return features.downgrade_refusal(features.parse_describe(described), version)
+
+
+def failover_moment(lost, now=None):
+    """When a lost DC went down, and which of its nodes the run stopped or could not reach.
+
+    lost: the hostvars of the DC's nodes after the play that takes them down.
+    A node it reached carries kafka_node_stopped_at (epoch seconds, from
+    systemd); one it could not reach was down before the run, the usual case
+    in an outage, and carries none. since is the earliest stop the run made,
+    or, when it reached none, now (when the run found the DC down): the
+    writability that follows is timed from there, and timed_from says which.
+    """
+    stopped, unreachable = {}, []
+    for node in lost:
+        at = node.get("kafka_node_stopped_at")
+        if at is None or at == "":
+            unreachable.append(node["inventory_hostname"])
+        else:
+            stopped[node["inventory_hostname"]] = float(at)
+    if stopped:
+        since, timed_from = min(stopped.values()), "the first node the run stopped"
+    else:
+        since, timed_from = (time.time() if now is None else float(now)), "the run finding the DC down"
+    return {"since": since, "timed_from": timed_from, "stopped": sorted(stopped), "unreachable": sorted(unreachable)}
+
+
+def smoke_cluster_args(clusters, networks, properties_dir):
+    """The smoke test's arguments for each DC's own Spark cluster ({dc: {master, conf, secret}}) and network
+    ({dc: CIDR}), with the Spark settings files in properties_dir (spark_config's smoke_spark_files writes them:
+    <dc>.properties per cluster, default.properties for the reads on the smoke test's master)."""
+    args = [f"--spark-properties={properties_dir}/default.properties"]
+    for dc, cluster in sorted((clusters or {}).items()):
+        if not isinstance(cluster, dict) or not cluster.get("master"):
+            raise ValueError(f"kafka_smoke_spark_clusters[{dc!r}] needs a master (spark://host:port)")
+        args.append(f"--dc-master={dc}={cluster['master']}")
+        args += [f"--dc-spark-conf={dc}:{conf}" for conf in cluster.get("conf") or []]
+        args.append(f"--dc-spark-properties={dc}={properties_dir}/{dc}.properties")
+    args += [f"--dc-network={dc}={network}" for dc, network in sorted((networks or {}).items())]
+    return args
+
+
+class FilterModule:
+    def filters(self):
+        return {
+            "cluster": _guard(cluster),
+            "retire_refusals": _guard(retire_refusals),
+            "meta_properties": _guard(identity.parse_meta_properties),
+            "features_plan": _guard(features_plan),
+            "downgrade_refusal": _guard(downgrade_refusal),
+            "release_checksum": _guard(releases.release_checksum),
+            "checksum_problem": _guard(releases.checksum_problem),
+            "smoke_cluster_args": _guard(smoke_cluster_args),
+            "failover_moment": _guard(failover_moment),
+            "scrape_targets": _guard(nodes.scrape_targets),
+            "tls_targets": _guard(nodes.tls_targets),
+            "server_properties": _guard(properties.node_server_properties),
+            "tool_properties": _guard(properties.tool_properties),
+            "kafka_python_client": _guard(security.kafka_python),
+            "librdkafka_client": _guard(security.librdkafka),
+            "certificate_problems": _guard(certificates.problems),
+            "subject_alt_names": _guard(certificates.subject_alt_names),
+        }

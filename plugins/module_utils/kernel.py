@@ -1,0 +1,106 @@
+"""The kernel settings a broker host needs over a WAN, sized from the link the inventory describes.
+
+A TCP connection carries at most one window per round trip. Kafka's sockets
+are left to the kernel's autotuning (socket.*.buffer.bytes -1), which never
+grows a buffer past net.ipv4.tcp_rmem/tcp_wmem's maximum (Linux: 6 MiB and
+4 MiB), nor an explicitly sized one past net.core.rmem_max/wmem_max. So the
+maxima must hold the link's bandwidth-delay product, with room: twice it.
+The memory settings are the ones Kafka's operations documentation asks of
+a broker host (page cache over swap, a memory map per index file).
+"""
+
+from __future__ import annotations
+
+import math
+
+# Linux's own (min, default) of the TCP buffers, kept; only the maximum is sized.
+TCP_RMEM_MIN_DEFAULT = (4096, 131072)
+TCP_WMEM_MIN_DEFAULT = (4096, 16384)
+# Linux's default maxima: the sized ones never go below them.
+LINUX_RMEM_MAX = 6291456
+LINUX_WMEM_MAX = 4194304
+MIB = 1 << 20
+
+# Kafka's operations documentation: keep the page cache rather than swap, and
+# a memory map per log segment index (two per segment) well past 65530.
+MEMORY = {"vm.swappiness": "1", "vm.max_map_count": "262144"}
+# A WAN connection that idles (a quiet partition's fetch) keeps its window.
+TCP = {"net.ipv4.tcp_slow_start_after_idle": "0"}
+LINK_KEYS = ("bandwidth_mbit", "rtt_ms")
+
+
+def _number(value, name):
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a positive number, not {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, not {value!r}") from None
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"{name} must be a positive number, not {value!r}")
+    return number
+
+
+def link_problems(link, name="kafka_wan_link"):
+    """Why link ({bandwidth_mbit, rtt_ms}) cannot size the buffers; [] when it can."""
+    if not isinstance(link, dict):
+        return [f"{name} must be a mapping with bandwidth_mbit and rtt_ms, not {link!r}"]
+    unknown = sorted(set(link) - set(LINK_KEYS))
+    problems = [f"{name} has unknown key(s) {unknown}: it takes {', '.join(LINK_KEYS)}"] if unknown else []
+    for key in LINK_KEYS:
+        try:
+            _number(link.get(key), f"{name}.{key}")
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def bdp_bytes(bandwidth_mbit, rtt_ms):
+    """The link's bandwidth-delay product in bytes: what must be in flight to fill it."""
+    return _number(bandwidth_mbit, "bandwidth_mbit") * 1e6 / 8 * _number(rtt_ms, "rtt_ms") / 1e3
+
+
+def buffer_max(bandwidth_mbit, rtt_ms, floor):
+    """Twice the bandwidth-delay product, rounded up to a MiB, never below floor (the kernel's default maximum)."""
+    return max(floor, math.ceil(2 * bdp_bytes(bandwidth_mbit, rtt_ms) / MIB) * MIB)
+
+
+def settings(link):
+    """{sysctl name: value as /proc/sys shows it, whitespace-separated} for a broker host on the link."""
+    problems = link_problems(link)
+    if problems:
+        raise ValueError("; ".join(problems))
+    rmem = buffer_max(link["bandwidth_mbit"], link["rtt_ms"], LINUX_RMEM_MAX)
+    wmem = buffer_max(link["bandwidth_mbit"], link["rtt_ms"], LINUX_WMEM_MAX)
+    return {
+        "net.core.rmem_max": str(rmem),
+        "net.core.wmem_max": str(wmem),
+        "net.ipv4.tcp_rmem": " ".join(str(v) for v in (*TCP_RMEM_MIN_DEFAULT, rmem)),
+        "net.ipv4.tcp_wmem": " ".join(str(v) for v in (*TCP_WMEM_MIN_DEFAULT, wmem)),
+        **TCP,
+        **MEMORY,
+    }
+
+
+def proc_path(name):
+    """/proc/sys path of a sysctl name: net.ipv4.tcp_rmem -> /proc/sys/net/ipv4/tcp_rmem."""
+    if not name or "/" in name or ".." in name or not all(part for part in name.split(".")):
+        raise ValueError(f"{name!r} is not a sysctl name")
+    return "/proc/sys/" + name.replace(".", "/")
+
+
+def normalize(value):
+    """A sysctl value as compared: whitespace runs (the kernel prints tabs) made one space."""
+    return " ".join(str(value).split())
+
+
+def plan(wanted, current):
+    """What to write: {name: value} of wanted whose current value (None: unreadable) differs."""
+    return {name: value for name, value in wanted.items() if normalize(current.get(name) or "") != normalize(value)}
+
+
+def sysctl_file(applied):
+    """The text of the sysctl.d file that applies these settings again at boot."""
+    lines = ["# Kafka broker host settings (stretch.kafka.kafka_node); changes are overwritten."]
+    lines += [f"{name} = {normalize(value)}" for name, value in sorted(applied.items())]
+    return "\n".join(lines) + "\n"
