@@ -31,7 +31,7 @@ SANITY_ROOT := /tmp/stretch-kafka-sanity
 
 demo: setup up converge smoke
 
-test: setup-python setup-test-tools lint collection sanity unit setup-testbed molecule
+test: setup-python setup-test-tools lint collection sanity setup-testbed unit molecule
 
 setup: setup-python setup-testbed
 

@@ -167,14 +167,15 @@ class Run:
         return "\n".join(self.messages())
 
 
-def run(inventory, name, *args, check=False, timeout=1800, log_dir=None, env=None, **extra):
+def run(inventory, name, *args, check=False, timeout=1800, log_dir=None, env=None, project=None, **extra):
     """ansible-playbook -i inventory stretch.kafka.<name> -e extra; returns a Run.
 
     inventory: a path, or a list of paths layered in order. name: a playbook
     of the collection (site, dc_failover), run from the consumer project with
     the installed artifact (StaleCollectionError when that is not this
-    checkout's); or a path ending in .yml (a test's own playbook), run from
-    this checkout with its settings. A run that does not finish in timeout
+    checkout's), or from another operator's project directory (project: its
+    ansible.cfg and collections); or a path ending in .yml (a test's own
+    playbook), run from this checkout with its settings. A run that does not finish in timeout
     seconds raises subprocess.TimeoutExpired. The extra variables go to
     ansible-playbook in a file of mode 0600 (-e @file), never on its command
     line: a test may pass a password.
@@ -183,8 +184,9 @@ def run(inventory, name, *args, check=False, timeout=1800, log_dir=None, env=Non
     if name.endswith(".yml"):
         path, project = name, REPO
     else:
-        check_installed()
-        path, project = f"stretch.kafka.{name}", CONSUMER
+        if project is None:
+            check_installed()
+        path, project = f"stretch.kafka.{name}", Path(project or CONSUMER)
     cmd = [str(ANSIBLE_PLAYBOOK), *[a for s in sources for a in ("-i", str(Path(s).resolve()))], path]
     with tempfile.TemporaryDirectory() as scratch:
         if extra:
