@@ -27,6 +27,7 @@ SANITY_ROOT := /tmp/stretch-kafka-sanity
         verify drills down lint unit molecule \
         bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
         drill-upgrade drill-group drill-stream drill-active-active drill-active-active-short drill-oneway docs wan bench-wan \
+        bench-kernel \
         soak soak-schedule soak-fault soak-heal
 
 demo: setup up converge smoke
@@ -153,6 +154,13 @@ traffic: collection
 # reports/bench-wan.json, docs/images/wan-latency-cdf.png. RTTS="30" for one.
 bench-wan: collection
 	python -m stretch.bench.wan $(foreach r,$(RTTS),--rtt $(r))
+
+# One replication stream's throughput over the WAN at 30 and 100 ms RTT, with
+# Linux's default TCP buffer maxima and with the ones kafka_node sizes for
+# kafka_wan_link, against the running testbed (about 10 minutes).
+# reports/bench-kernel.json, docs/images/kernel-buffers.png.
+bench-kernel: collection
+	python -m stretch.bench.kernel
 
 # The smoke read's throughput on the DC Spark clusters against local[2],
 # against the running testbed. reports/bench-spark.json.

@@ -17,6 +17,7 @@ settings (the kafka role's variables, by purpose):
     pki_dir                            the CA's directory on the Ansible controller
     admin_principal, admin_client_config, super_users
     replication_factor, min_insync_replicas, metrics_port
+    wan_link                           the link between the broker DCs ({bandwidth_mbit, rtt_ms})
     topics, acls                       the operator's declarations
     canary_user, canary_topic, canary_topic_partitions, probe_topic, probe_topic_partitions,
     stream_user, stream_group, stream_topics
@@ -41,7 +42,7 @@ The model (plain data):
     tls           whether any listener uses TLS
     pki           {"dir", "trusted", "admin_cert", "admin_key"} on the Ansible controller
     super_users   super.users: every node's principal, the admin's and the declared ones
-    sasl_mechanism, replication_factor, min_insync_replicas, metrics_port
+    sasl_mechanism, replication_factor, min_insync_replicas, metrics_port, wan_link
     declared      {"topics", "acls"}: the operator's, with those the roles' own clients need
 
 A node's DC travels: kafka_dc (inventory) -> nodes[].dc (here) -> broker.rack
@@ -213,5 +214,6 @@ def cluster(groups, hostvars, settings):
         "replication_factor": settings["replication_factor"],
         "min_insync_replicas": settings["min_insync_replicas"],
         "metrics_port": settings["metrics_port"],
+        "wan_link": settings.get("wan_link"),
         "declared": _declared(settings),
     }

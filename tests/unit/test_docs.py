@@ -34,7 +34,7 @@ def test_every_documented_default_is_a_real_default(role):
             assert name in have, f"{role}: {name}'s spec has a default, defaults/main.yml has none"
 
 
-def tested_platform():
+def platforms_tested():
     """The platform the roles are tested on: the Debian suites the testbed's node images are built from, which
     must be the releases the roles accept (module_utils/platforms.py)."""
     script = (REPO / "testbed" / "build-image.sh").read_text()
@@ -48,7 +48,7 @@ def tested_platform():
 @pytest.mark.parametrize("role", sorted(path.name for path in (REPO / "roles").iterdir()))
 def test_a_roles_platforms_are_the_one_it_is_tested_on(role):
     meta = yaml.safe_load((REPO / "roles" / role / "meta" / "main.yml").read_text())
-    assert meta["galaxy_info"]["platforms"] == [tested_platform()], f"{role}: meta/main.yml's platforms"
+    assert meta["galaxy_info"]["platforms"] == [platforms_tested()], f"{role}: meta/main.yml's platforms"
 
 
 @pytest.mark.parametrize("role", docs_variables.ROLES)
