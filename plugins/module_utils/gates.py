@@ -8,9 +8,11 @@ A snapshot is plain data, read over Kafka's admin protocol (kafka_admin.Admin.sn
      "brokers":    {node_id: {"dc", "fenced"}},                      registered brokers
      "quorum":     {"leader": id or -1, "epoch": n, "voters": {id: log end offset},
                     "observers": {id: log end offset},
+                    "fetched": {id: when it last fetched from the leader, ms on its clock, or -1},
                     "replicas": {"voters": [...], "observers": [...]}},   with directory ids
                                                                           (module_utils/quorum.py)
-     "errors":     [what could not be read]}
+     "errors":     [what could not be read],
+     "read_at":    when the read began, epoch seconds on this machine}
 
 A part the gate does not need may be left out (None). What the inventory
 expects comes beside it:
@@ -41,7 +43,9 @@ NODE_GATES = (
     "controller_back",
 )
 CLUSTER_GATES = ("quorum_ready", "cluster_ready", "cluster_healthy")
-GATES = NODE_GATES + CLUSTER_GATES
+# Gates about a whole DC: their subject is the DC's name.
+DC_GATES = ("dc_lost",)
+GATES = NODE_GATES + CLUSTER_GATES + DC_GATES
 # The parts of a snapshot each gate reads; the others need not be fetched.
 NEEDS = {
     "quorum_ready": ("quorum",),
@@ -50,7 +54,12 @@ NEEDS = {
     "cluster_ready": ("quorum", "brokers"),
     "broker_drained": ("partitions",),
     "broker_stopped": ("brokers",),
+    "dc_lost": ("quorum", "brokers"),
 }
+# A voter that has not fetched from the quorum's leader for longer than the
+# quorum's fetch timeout (controller.quorum.fetch.timeout.ms, 2 s by default)
+# is one the leader no longer hears: it counts as gone.
+SILENT_SECONDS = 2.0
 EVERYTHING = ("quorum", "brokers", "partitions")
 
 
@@ -315,12 +324,77 @@ def cluster_healthy(snapshot, expected, node=None, max_lag=0):
     )
 
 
+# -- a whole DC ------------------------------------------------------------------
+def silences(quorum):
+    """{node id: seconds since it last fetched from the quorum's leader}, for every voter and observer the
+    reply gives a fetch time for. Measured on the leader's clock, against the freshest fetch of any node
+    (live nodes fetch all the time), so this machine's clock plays no part."""
+    fetched = {node: at for node, at in (quorum.get("fetched") or {}).items() if at is not None and at >= 0}
+    if not fetched:
+        return {}
+    now = max(fetched.values())
+    return {node: (now - at) / 1000 for node, at in fetched.items()}
+
+
+def _dc_nodes(expected, dc):
+    brokers = sorted(n for n, where in (expected.get("brokers") or {}).items() if where == dc)
+    controllers = sorted(n for n, where in (expected.get("controllers") or {}).items() if where == dc)
+    return brokers, controllers
+
+
+def dc_lost(snapshot, expected, dc, max_lag=0):
+    """After a DC's nodes were taken down, or found unreachable: Kafka's own view agrees that the DC is gone.
+
+    Every broker of the DC is fenced or no longer registered, no controller of the DC leads the quorum, and
+    none has fetched from its leader within SILENT_SECONDS. A DC that SSH cannot reach while Kafka runs on in
+    it fails here, with what still answers named: nothing may be relaxed for a DC that is up.
+    """
+    brokers, controllers = _dc_nodes(expected, dc)
+    silent = silences(snapshot["quorum"])
+    if not silent:
+        return ["the quorum's reply carries no fetch times, so it cannot tell which nodes are gone "
+                "(DescribeQuorum v1, Kafka 3.3 or later, gives them)"]  # fmt: skip
+    answers = []
+    for broker in brokers:
+        registration = snapshot["brokers"].get(broker)
+        if registration is not None and not registration["fenced"]:
+            heard = f", last heard {silent[broker]:.1f} s ago" if broker in silent else ""
+            answers.append(f"broker {broker} is registered and unfenced{heard}")
+    leader = snapshot["quorum"].get("leader")
+    if leader in controllers:
+        answers.append(f"controller {leader} leads the quorum")
+    answers += [
+        f"controller {c} fetched from the quorum's leader {silent[c]:.1f} s ago"
+        for c in controllers
+        if c != leader and c in silent and silent[c] <= SILENT_SECONDS
+    ]
+    return [f"{dc} answers in Kafka's view: " + "; ".join(answers)] if answers else []
+
+
+def lost_since(snapshot, expected, dc):
+    """When the DC went silent in Kafka's own record: the read's time less the longest silence of its brokers
+    (of its controllers when it has none), i.e. the first of them to stop fetching; None when the quorum's
+    reply gives none of their fetch times."""
+    brokers, controllers = _dc_nodes(expected, dc)
+    silent = silences(snapshot.get("quorum") or {})
+    known = [silent[n] for n in (brokers or controllers) if n in silent]
+    if not known or snapshot.get("read_at") is None:
+        return None
+    return snapshot["read_at"] - max(known)
+
+
 def check(gate, snapshot, expected=None, node=None, max_lag=0):
-    """The problems that keep gate from passing on this snapshot; empty when it passes."""
+    """The problems that keep gate from passing on this snapshot; empty when it passes.
+
+    node: the node id a node gate is about; the DC's name for a DC gate."""
     if gate not in GATES:
         raise GateError(f"unknown gate {gate!r}; known: {', '.join(GATES)}")
     if gate in NODE_GATES and node is None:
         raise GateError(f"gate {gate} needs the node it is about")
+    if gate in DC_GATES:
+        dcs = set((expected or {}).get("brokers", {}).values()) | set((expected or {}).get("controllers", {}).values())
+        if node not in dcs:
+            raise GateError(f"gate {gate} needs a DC of the inventory ({', '.join(sorted(dcs))}), not {node!r}")
     expected = expected or {}
     problems = unreadable(snapshot, expected, parts_needed(gate))
     if problems:

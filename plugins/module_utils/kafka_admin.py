@@ -290,6 +290,13 @@ def quorum_state(state):
         "high_watermark": state.get("high_watermark", -1),
         "voters": {r["id"]: r["log_end_offset"] for r in voters},
         "observers": {r["id"]: r["log_end_offset"] for r in observers},
+        # When each voter and observer (a broker) last fetched from the leader, on the leader's clock (ms);
+        # -1 when the reply does not say (DescribeQuorum v0, or a replica the leader has not heard from).
+        "fetched": {
+            r["replica_id"]: r.get("last_fetch_timestamp", -1)
+            for kind in ("current_voters", "observers")
+            for r in state.get(kind) or []
+        },
         "replicas": {"voters": voters, "observers": observers},
     }
 
@@ -539,7 +546,8 @@ class Admin:
         A part that cannot be read is left None and what failed is listed
         under "errors", so the gate fails closed and says why.
         """
-        snap = {"errors": [], "quorum": None, "brokers": None, "partitions": None, "min_isr": None}
+        snap = {"errors": [], "quorum": None, "brokers": None, "partitions": None, "min_isr": None,
+                "read_at": time.time()}  # fmt: skip
         if "quorum" in parts:
             try:
                 snap["quorum"] = self.quorum()

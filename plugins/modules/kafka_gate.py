@@ -23,10 +23,15 @@ options:
     type: str
     required: true
     choices: [broker_down_safe, broker_back, broker_drained, broker_stopped, controller_down_safe, controller_back,
-              quorum_ready, cluster_ready, cluster_healthy]
+              quorum_ready, cluster_ready, cluster_healthy, dc_lost]
   node_id:
     description: The node being restarted (the node gates).
     type: int
+  dc:
+    description:
+      - The DC a DC gate is about. C(dc_lost) passes once Kafka itself sees the DC gone (its brokers fenced
+        or unregistered, its controllers silent and not leading), and returns when it went silent.
+    type: str
   nodes:
     description: Every inventory node's record (C(node_id), C(dc), C(roles), C(host)); what the cluster should hold.
     type: list
@@ -95,6 +100,12 @@ registered:
   returned: always
   type: list
   elements: int
+lost_since:
+  description:
+    - For C(dc_lost), when the DC went silent in Kafka's own record (epoch seconds on this machine): the first
+      of its brokers (or controllers) to stop fetching from the quorum's leader; null when that is not known.
+  returned: when gate is dc_lost
+  type: float
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
@@ -116,6 +127,7 @@ def main():
             **kafka_admin.ARGUMENT_SPEC,
             "gate": {"type": "str", "required": True, "choices": list(gates.GATES)},
             "node_id": {"type": "int"},
+            "dc": {"type": "str"},
             "nodes": {"type": "list", "elements": "dict", "default": []},
             "topics": {"type": "list", "elements": "str", "default": []},
             "timeout": {"type": "int", "default": 300},
@@ -124,7 +136,8 @@ def main():
             "wait": {"type": "bool", "default": True},
         },
         supports_check_mode=True,
-        required_if=[("gate", g, ["node_id"]) for g in gates.NODE_GATES],
+        required_if=[("gate", g, ["node_id"]) for g in gates.NODE_GATES]
+        + [("gate", g, ["dc"]) for g in gates.DC_GATES],
     )
     kafka_admin.require(module)
     params = module.params
@@ -133,12 +146,14 @@ def main():
         bootstrap_controllers=params["bootstrap_controllers"],
     )  # fmt: skip
     parts = gates.parts_needed(params["gate"])
+    expected = expected_from(params["nodes"], params["topics"])
+    subject = params["dc"] if params["gate"] in gates.DC_GATES else params["node_id"]
     try:
         outcome = gates.poll(
             lambda: admin.snapshot(parts),
             params["gate"],
-            expected_from(params["nodes"], params["topics"]),
-            params["node_id"],
+            expected,
+            subject,
             params["max_lag"],
             params["timeout"],
             params["interval"],
@@ -153,8 +168,10 @@ def main():
         "report": gates.report(snapshot, params["nodes"]) if params["nodes"] else [],
         "registered": gates.registered(snapshot),
     }
+    if params["gate"] == "dc_lost":
+        result["lost_since"] = gates.lost_since(snapshot, expected, params["dc"])
     if not outcome["passed"] and params["wait"]:
-        where = f" for node {params['node_id']}" if params["node_id"] is not None else ""
+        where = f" for {'DC' if params['gate'] in gates.DC_GATES else 'node'} {subject}" if subject is not None else ""
         module.fail_json(
             msg=f"gate {params['gate']}{where} still blocked after {outcome['waited']} s: "
             + "; ".join(outcome["problems"]),

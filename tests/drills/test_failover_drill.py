@@ -3,17 +3,23 @@
 Against the running testbed, with the load harness writing (acks=all,
 idempotent) and reading as each broker DC throughout:
 
-1. the second broker DC is lost: playbooks/dc_failover.yml kills every node
-   of it. The quorum must keep a leader, writes must go on, and the first
-   DC's reader must keep reading from its own DC;
+1. the second broker DC is lost before any run: its Kafka processes killed
+   and its SSH down at once, then playbooks/dc_failover.yml, run 15 s later,
+   finds its hosts unreachable and must confirm the loss in Kafka's own view
+   and time the cluster's writability from Kafka's record of it, agreeing
+   with the load harness's stall within 2 s. The quorum must keep a leader,
+   writes must go on, and the first DC's reader must keep reading from its
+   own DC;
 2. it comes back: playbooks/dc_recovery.yml, under the replication throttle,
    until nothing is under-replicated; leaders restored, throttle removed,
    smoke test in both DCs;
 3. only the tiebreaker DC is lost, then brought back;
 4. the two broker DCs are cut from each other (both still reach the
    tiebreaker), then healed;
-5. the strict setting (min.insync.replicas=3): losing a DC blocks writes
-   until dc_failover.yml relaxes it to 2, and dc_recovery.yml puts 3 back.
+5. the strict setting (min.insync.replicas=3): with SSH to a DC cut while
+   its Kafka runs, dc_failover.yml refuses and relaxes nothing; losing a DC
+   blocks writes until dc_failover.yml relaxes it to 2, and dc_recovery.yml
+   puts 3 back.
 
 Then the verifier checks that no acknowledged record was lost or reordered.
 Every check is printed PASS or FAIL with its figure; the figures go to
@@ -27,6 +33,7 @@ import json
 import re
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from stretch import dcnet, traffic
@@ -79,6 +86,53 @@ class Drill:
 
     def quorum_leader(self):
         return quorum_leader_id(self.cluster)
+
+    def on_nodes(self, dc, command):
+        """command run as root on every node of dc at once, through podman rather than SSH."""
+        nodes = [n.host for n in self.cluster.nodes if n.dc == dc]
+
+        def run(host):
+            return subprocess.run(["podman", "exec", host, "sh", "-c", command], capture_output=True, text=True,
+                                  timeout=60, check=False)  # fmt: skip
+
+        with ThreadPoolExecutor(len(nodes)) as pool:
+            return dict(zip(nodes, pool.map(run, nodes), strict=True))
+
+    def cut_ssh(self, dc):
+        """The DC's sshd stopped: Ansible cannot reach its nodes, whatever runs on them."""
+        self.on_nodes(dc, "systemctl stop ssh.socket ssh.service 2>/dev/null; ! systemctl is-active --quiet ssh")
+
+    def restore_ssh(self, dc):
+        self.on_nodes(dc, "systemctl start ssh.service")
+
+    def lose_before_the_run(self, dc, wait=15):
+        """The DC lost before any run, as in a real outage: its Kafka processes killed and its SSH down at once,
+        then dc_failover.yml run wait seconds later. It must find every node unreachable, confirm the loss in
+        Kafka's view, and time the writability from Kafka's record of the loss, not from when it ran."""
+        self.on_nodes(dc, "systemctl stop ssh.socket ssh.service 2>/dev/null; systemctl kill --signal=SIGKILL kafka; "
+                          "systemctl stop kafka")  # fmt: skip
+        broker = self.node_in(dc)
+        went = subprocess.run(["podman", "exec", broker.host, "systemctl", "show", "kafka", "-p",
+                               "InactiveEnterTimestampMonotonic", "--value"],
+                              capture_output=True, text=True, timeout=30, check=True).stdout  # fmt: skip
+        self.load.mark(f"{dc} lost", int(went) / 1e6)
+        time.sleep(wait)
+        try:
+            run = self.playbook("dc_failover", kafka_ops_failover_dc=dc, kafka_ops_failover_mode="kill")
+        finally:
+            self.restore_ssh(dc)
+        failover = run.stats.get("kafka_failover", {}) if run.output is not None else {}
+        lost = sorted(n.host for n in self.cluster.nodes if n.dc == dc)
+        self.check(f"{dc} lost {wait} s before the run: dc_failover.yml reports the cluster writable", run.ok, run.log)
+        self.check(
+            f"{dc} lost before the run: every node of it unreachable, and the loss timed from Kafka's record",
+            failover.get("unreachable") == lost and "as Kafka records it" in str(failover.get("timed_from")),
+            failover,
+        )
+        leader = self.quorum_leader()
+        self.check(f"{dc} lost: the quorum has a leader outside {dc}",
+                   leader >= 0 and self.controller_dc.get(leader) != dc, f"leader {leader}")  # fmt: skip
+        return run
 
     def cluster_min_isr(self):
         """The cluster-wide min.insync.replicas, as Kafka's own kafka-configs reports it."""
@@ -209,6 +263,21 @@ class Drill:
         strict = {"kafka_min_insync_replicas": 3, "kafka_ops_recovery_smoke_test": False}
         self.playbook("dc_recovery", kafka_ops_failover_dc=self.tiebreaker, **strict)
         self.check("strict: the recovery run sets min.insync.replicas to 3", self.cluster_min_isr() == 3)
+        self.cut_ssh(self.second)
+        try:
+            run = self.playbook("dc_failover", kafka_ops_failover_dc=self.second, kafka_ops_failover_confirm_timeout=20,
+                                **strict)  # fmt: skip
+        finally:
+            self.restore_ssh(self.second)
+        self.check(
+            f"strict: with SSH to {self.second} cut and its Kafka up, dc_failover.yml refuses naming what answers, "
+            "and min ISR stays 3",
+            not run.ok
+            and f"{self.second} is not gone: {self.second} answers in Kafka's view" in run.text
+            and "registered and unfenced" in run.text
+            and self.cluster_min_isr() == 3,
+            run.log,
+        )
         run = self.playbook(
             "dc_failover", kafka_ops_failover_dc=self.second, kafka_ops_failover_min_insync_replicas=3,
             kafka_ops_gate_timeout=20, **strict,
@@ -248,7 +317,7 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
         load.mark("steady")
         time.sleep(10)
 
-        lost = drill.lose(second)
+        lost = drill.lose_before_the_run(second)
         f[f"{second}_failover_playbook_seconds"] = lost.seconds
         f[f"{second}_failover_writable_after_seconds"] = lost.stats["kafka_failover"]["writable_after_seconds"]
         time.sleep(20)

@@ -5,6 +5,7 @@ import pytest
 from ansible_collections.stretch.kafka.plugins.module_utils.gates import (
     GateError,
     check,
+    lost_since,
     poll,
     registered,
     report,
@@ -359,3 +360,80 @@ def test_a_stopped_broker_is_waited_for_until_fenced_and_its_registration_comes_
     ]
     assert registered(snapshot(brokers=fenced)) == ALL
     assert registered(unread) is None
+
+
+# -- a DC taken down: gone in Kafka's own view -------------------------------------
+NOW = 1_700_000_000_000  # the quorum leader's clock, ms
+
+
+def dc2_lost(fenced=(201, 202), silent_ms=20_000, quorum_leader=1, fetched=None):
+    """dc2's brokers fenced (or those given), its controller 2 and brokers silent for silent_ms."""
+    snap = snapshot(quorum_leader=quorum_leader)
+    for broker in fenced:
+        snap["brokers"][broker]["fenced"] = True
+    snap["quorum"]["fetched"] = (
+        fetched
+        if fetched is not None
+        else {
+            1: NOW,
+            3: NOW - 300,
+            2: NOW - silent_ms,
+            101: NOW - 200,
+            102: NOW - 100,
+            201: NOW - silent_ms - 500,
+            202: NOW - silent_ms,
+        }  # fmt: skip
+    )
+    snap["read_at"] = 5000.0
+    return snap
+
+
+def test_a_dc_whose_brokers_are_fenced_and_controller_silent_is_gone():
+    assert gate("dc_lost", dc2_lost(), "dc2") == []
+
+
+def test_a_dc_that_answers_in_kafkas_view_is_not_gone_and_what_answers_is_named():
+    up = dc2_lost(fenced=(), fetched={1: NOW, 2: NOW - 150, 3: NOW - 300, 101: NOW, 102: NOW, 201: NOW - 80, 202: NOW})
+    assert gate("dc_lost", up, "dc2") == [
+        "dc2 answers in Kafka's view: broker 201 is registered and unfenced, last heard 0.1 s ago; broker 202 is "
+        "registered and unfenced, last heard 0.0 s ago; controller 2 fetched from the quorum's leader 0.1 s ago"
+    ]
+
+
+def test_a_dc_whose_controller_leads_the_quorum_is_not_gone():
+    assert gate("dc_lost", dc2_lost(quorum_leader=2), "dc2") == [
+        "dc2 answers in Kafka's view: controller 2 leads the quorum"
+    ]
+
+
+def test_one_unfenced_broker_is_enough_to_refuse():
+    assert gate("dc_lost", dc2_lost(fenced=(201,)), "dc2") == [
+        "dc2 answers in Kafka's view: broker 202 is registered and unfenced, last heard 20.0 s ago"
+    ]
+
+
+def test_a_reply_without_fetch_times_cannot_say_a_dc_is_gone():
+    assert gate("dc_lost", dc2_lost(fetched={}), "dc2") == [
+        "the quorum's reply carries no fetch times, so it cannot tell which nodes are gone "
+        "(DescribeQuorum v1, Kafka 3.3 or later, gives them)"
+    ]
+
+
+def test_an_unread_quorum_or_broker_list_fails_the_dc_gate_closed():
+    unread = dc2_lost()
+    unread["brokers"] = None
+    assert gate("dc_lost", unread, "dc2") == ["the cluster's brokers could not be read"]
+
+
+@pytest.mark.parametrize("dc", [None, "dc9"])
+def test_the_dc_gate_needs_a_dc_of_the_inventory(dc):
+    with pytest.raises(GateError, match="needs a DC of the inventory"):
+        gate("dc_lost", dc2_lost(), dc)
+
+
+def test_the_dc_went_silent_when_its_first_broker_stopped_fetching_on_the_leaders_clock():
+    # 201 last fetched 20.5 s before the freshest fetch of any node; the read began at 5000.0 here.
+    assert lost_since(dc2_lost(), EXPECTED, "dc2") == pytest.approx(5000.0 - 20.5)
+    # The tiebreaker DC has no brokers: its controller's silence dates it.
+    assert lost_since(dc2_lost(), EXPECTED, "dc3") == pytest.approx(5000.0 - 0.3)
+    assert lost_since(dc2_lost(fetched={}), EXPECTED, "dc2") is None

@@ -230,6 +230,18 @@ def test_the_describe_quorum_reply_is_read_with_directory_ids_as_kafka_prints_th
     assert state["replicas"]["voters"] == [{"id": 2, "directory_id": "AAAAAAAAAAAAAAAAAAAAAg", "log_end_offset": 77}]
     assert state["replicas"]["observers"][0]["directory_id"] == ""
     assert kafka_uuid("00000000-0000-0000-0000-000000000000") == ""
+    assert state["fetched"] == {2: -1, 101: -1}, "a reply without fetch times says so, as -1"
+
+
+def test_the_describe_quorum_reply_keeps_when_each_voter_and_observer_last_fetched():
+    reply = {
+        "leader_id": 1,
+        "leader_epoch": 5,
+        "current_voters": [{"replica_id": 1, "log_end_offset": 9, "last_fetch_timestamp": 1000},
+                           {"replica_id": 2, "log_end_offset": 9, "last_fetch_timestamp": 400}],
+        "observers": [{"replica_id": 201, "log_end_offset": 9, "last_fetch_timestamp": 250}],
+    }  # fmt: skip
+    assert quorum_state(reply)["fetched"] == {1: 1000, 2: 400, 201: 250}
 
 
 def test_the_precheck_refuses_by_voter_ids_before_the_new_controller_is_formatted():
