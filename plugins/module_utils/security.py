@@ -117,6 +117,24 @@ def librdkafka(client):
     return out
 
 
+def java(client):
+    """Settings for Kafka's Java clients (a producer-perf-test, Spark's Kafka source and sink), from the same client
+    description: the CA's PEM file as the trust store, and the SCRAM login as a JAAS line."""
+    out = {"security.protocol": client["protocol"]}
+    if client["protocol"] in TLS_PROTOCOLS:
+        out.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": client["ca"],
+                    "ssl.endpoint.identification.algorithm": "https"})  # fmt: skip
+    if client["protocol"] in SASL_PROTOCOLS:
+        out["sasl.mechanism"] = client["mechanism"]
+        if "username" in client:
+            quoted = {k: str(client[k]).replace("\\", "\\\\").replace('"', '\\"') for k in ("username", "password")}
+            out["sasl.jaas.config"] = (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                f'username="{quoted["username"]}" password="{quoted["password"]}";'
+            )
+    return out
+
+
 def kafka_python(client):
     """Settings for kafka-python: the admin-protocol modules on the admin runner.
 

@@ -47,6 +47,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 
 from stretch import REPO, dcnet, drill, traffic
 from stretch import cluster as inventory
+from stretch.bench import clients as client_cases
 from stretch.bench import wanmodel
 from stretch.cluster import playbook, wait_until
 from stretch.loadtest import harness
@@ -56,7 +57,10 @@ from stretch.wan.delayer import late_share
 
 TOPIC = "bench"
 RTTS = (0, 30, 100)
-PARTS = ("latency", "quiet", "bulk", "link", "failover", "restart")
+PARTS = ("latency", "clients", "quiet", "bulk", "link", "failover", "restart")
+# The parts of a Produce request's time, as the brokers' request metrics split it.
+PRODUCE_PARTS = {"queue": "RequestQueueTimeMs", "local": "LocalTimeMs", "remote": "RemoteTimeMs",
+                 "response_queue": "ResponseQueueTimeMs", "response_send": "ResponseSendTimeMs"}  # fmt: skip
 QUIET_RATE = 4  # records/s over two leaders: an append every 500 ms on each
 RATES = (200, 1000)
 SIZE = 200
@@ -148,11 +152,25 @@ class Bench:
             }  # fmt: skip
         return out
 
+    def produce_split(self, before, after):
+        """Per broker, over a run: its Produce requests and their mean time, split as its request metrics split
+        it: waiting in the request queue, handled locally, waiting on the far replicas (remote), and the response
+        queued and sent."""
+        out = {}
+        for node in self.cluster.brokers:
+            a, b = before[node.node_id], after[node.node_id]
+            n, total = traffic.mean_between(a, b, "Produce", "TotalTimeMs")
+            parts = {name: traffic.mean_between(a, b, "Produce", metric)[1] for name, metric in PRODUCE_PARTS.items()}
+            response = [parts.pop("response_queue"), parts.pop("response_send")]
+            parts["response"] = None if None in response else round(sum(response), 2)
+            out[str(node.node_id)] = {"requests": n, "total_ms": total, **{f"{k}_ms": v for k, v in parts.items()}}
+        return out
+
     # -- clients in the DCs --------------------------------------------------------------------------------
 
-    def client(self, dc, action, *args, seconds=None):
+    def client(self, dc, action, *args, seconds=None, topic=TOPIC):
         cmd = [sys.executable, "-m", "stretch.bench.wanclient", action, "--bootstrap-servers",
-               self.cluster.bootstrap_servers, "--client-config", str(self.config_file), "--topic", TOPIC,
+               self.cluster.bootstrap_servers, "--client-config", str(self.config_file), "--topic", topic,
                "--dc", dc, "--seconds", str(seconds or self.seconds), "--warmup", str(self.warmup), *args]  # fmt: skip
         return subprocess.Popen(self.clients[dc].wrap(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -486,8 +504,12 @@ def finish(report, path=REPORT):
         lan_produce = None
     for found in report["latency"]:
         found["model"] = model(found, lan_produce, report["replica_fetch_wait_max_ms"]) if lan_produce else None
+    if report.get("clients"):
+        report["clients_lan_produce_ms"] = client_cases.with_model(report["clients"])
     path.write_text(json.dumps(report, indent=1) + "\n")
     print(table(report))
+    if report.get("clients"):
+        print(client_cases.table(report["clients"]))
     if report["latency"]:
         draw(report, CDF_PNG)
         print(f"picture: {CDF_PNG}")
@@ -642,17 +664,20 @@ def main(argv=None):
     if args.calm:
         return calm_main(cluster, args)
     rtts = args.rtt or list(RTTS)
-    report = {"rtts": rtts, "seconds": args.seconds, "warmup": args.warmup, "latency": [], "failover": {},
-              "restart": {}, "link": {}, "bulk": {}, "broker_dcs": list(cluster.dcs)}  # fmt: skip
+    report = {"rtts": rtts, "seconds": args.seconds, "warmup": args.warmup, "latency": [], "clients": [],
+              "failover": {}, "restart": {}, "link": {}, "bulk": {}, "broker_dcs": list(cluster.dcs)}  # fmt: skip
     if args.resume and REPORT.exists():
         report = json.loads(REPORT.read_text())
         report["rtts"] = sorted(set(report["rtts"]) | set(rtts))
     with tempfile.TemporaryDirectory() as workdir:
         bench = Bench(cluster, workdir, args.seconds, args.warmup)
         report["replica_fetch_wait_max_ms"] = bench.broker_setting("replica.fetch.wait.max.ms")
+        side_by_side = client_cases.Clients(bench)
         try:
             with dcnet.DcClient(bench.first) as near, dcnet.DcClient(bench.second) as far:
                 bench.clients = {bench.first: near, bench.second: far}
+                if "clients" in parts:
+                    side_by_side.prepare()
                 for rtt in rtts:
                     print(f"RTT {rtt} ms between {bench.first} and {bench.second}", flush=True)
                     control.set_rtt(rtt)
@@ -661,6 +686,11 @@ def main(argv=None):
                     if "latency" in parts and not done & set(RATES):
                         report["latency"] += bench.latencies(rtt)
                         save(report)
+                    if "clients" in parts:
+                        done_cases = {client_cases.key(c) for c in report.setdefault("clients", [])}
+                        for found in side_by_side.all_cases(rtt, done_cases):
+                            report["clients"].append(found)
+                            save(report)
                     if "quiet" in parts and QUIET_RATE not in done:
                         # A quiet leader: the far follower learns the high watermark late (replica.fetch.wait.max.ms).
                         report["latency"] += bench.latencies(rtt, rates=(QUIET_RATE,), only="a_local")
@@ -682,6 +712,8 @@ def main(argv=None):
                         print(f"  rolling restart: {report['restart'][str(rtt)]}", flush=True)
                         save(report)
         finally:
+            if "clients" in parts:
+                client_cases.delete_topics(cluster)
             control.apply(wan_inventory.read(cluster.inventory))
     save(report)  # the raw figures, before the model
     finish(report)

@@ -1,7 +1,8 @@
 """One client of the WAN benchmark, run inside a DC (stretch.dcnet.DcClient): a paced producer or a timing consumer.
 
     python -m stretch.bench.wanclient produce --bootstrap-servers H:P,... --client-config F --topic bench \\
-        --dc dc1 (--partitions 0,3 | --leader-local) --rate 200 --seconds 30 --warmup 5 [--set KEY=VALUE ...]
+        --dc dc1 (--partitions 0,3 | --leader-local | --all) --rate 200 --seconds 30 --warmup 5 \\
+        [--client confluent-kafka|per-partition] [--set KEY=VALUE ...]
     python -m stretch.bench.wanclient consume --bootstrap-servers H:P,... --client-config F --topic bench \\
         --dc dc2 [--rack dc2] --partitions 0,3 --seconds 40
 
@@ -14,10 +15,17 @@ second, so it follows leaders that move. The consumer reads from the end of
 its partitions (with client.rack --rack, from its own DC's replicas; without,
 from the leaders) and times each record from that clock to its arrival.
 
+The producer is one librdkafka producer (--client confluent-kafka) or the
+project's stretch.producer.PerPartitionProducer (--client per-partition: a
+librdkafka producer per partition); librdkafka's statistics, each second,
+split a record's time per broker: the client queue (int_latency), the wait
+for a request slot (outbuf_latency) and the request's round trip (rtt).
+
 Each prints one JSON line: latencies split into the warm-up (the first
 --warmup seconds: metadata, the producer id, the connections) and the steady
-state, the time to the first acknowledgement, every write's outcome, and for
-the consumer the bytes fetched per broker and the lag sampled each second.
+state, the time to the first acknowledgement, every write's outcome, the
+steady state's breakdown per broker, and for the consumer the bytes fetched
+per broker and the lag sampled each second.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from stretch.loadtest import harness
+from stretch.producer import PerPartitionProducer
 from stretch.smoke.checks import read_client_config
 
 HEADER = struct.Struct("!QQ")  # monotonic ns when produced, sequence
@@ -76,24 +85,83 @@ class LeaderLocal:
         return self.partitions
 
 
+# librdkafka's per-broker window statistics that split a record's time (microseconds in its statistics).
+BREAKDOWN = ("int_latency", "outbuf_latency", "rtt")
+
+
+class Breakdown:
+    """librdkafka's statistics, each second, of every producer of this client: per broker, the windows of the
+    client queue, the wait for a request slot and the request's round trip, kept from steady_after on."""
+
+    def __init__(self, steady_after):
+        self.steady_after, self.windows, self.tx = steady_after, {}, {}
+
+    def __call__(self, raw):
+        report = json.loads(raw)
+        steady = time.monotonic() >= self.steady_after
+        for broker in report["brokers"].values():
+            node = broker.get("nodeid", -1)
+            if node < 0:
+                continue
+            self.tx[(report["name"], node)] = broker["txbytes"]
+            if not steady:
+                continue
+            for kind in BREAKDOWN:
+                window = broker.get(kind) or {}
+                if window.get("cnt"):
+                    self.windows.setdefault(node, {}).setdefault(kind, []).append(
+                        (window["cnt"], window["p50"] / 1000, window["p99"] / 1000)
+                    )
+
+    def summary(self):
+        """{broker: {kind: {"p50", "p99", "n"}}} in ms: the count-weighted median of the windows' p50 and
+        99th percentile of their p99, over the steady state."""
+        out = {}
+        for node, kinds in sorted(self.windows.items()):
+            out[str(node)] = {kind: weighted(windows) for kind, windows in kinds.items()}
+        return out
+
+    def tx_bytes(self):
+        total = {}
+        for (_, node), n in self.tx.items():
+            total[str(node)] = total.get(str(node), 0) + n
+        return dict(sorted(total.items()))
+
+
+def weighted(windows):
+    """{"p50", "p99", "n"} over windows of (count, p50, p99): each window's figures weighted by its count."""
+
+    def at(values, q):
+        values = sorted(values)
+        total, seen = sum(n for n, _ in values), 0
+        for n, value in values:
+            seen += n
+            if seen >= q * total:
+                return round(value, 2)
+        return round(values[-1][1], 2)
+
+    return {"p50": at([(n, p50) for n, p50, _ in windows], 0.5), "p99": at([(n, p99) for n, _, p99 in windows], 0.99),
+            "n": sum(n for n, _, _ in windows)}  # fmt: skip
+
+
+def make_producer(client, config, settings, breakdown):
+    full = {**config, "statistics.interval.ms": 1000, "stats_cb": breakdown, **settings}
+    if client == "per-partition":
+        return PerPartitionProducer(full)
+    return Producer({"acks": "all", "enable.idempotence": True, **full})
+
+
 def produce(config, args):
     settings = dict(item.split("=", 1) for item in args.set)
-    tx = {}
-
-    def stats(raw):
-        for broker in json.loads(raw)["brokers"].values():
-            if broker.get("nodeid", -1) >= 0:
-                tx[broker["nodeid"]] = broker["txbytes"]
-
-    producer = Producer({
-        **config, "acks": "all", "enable.idempotence": True, "statistics.interval.ms": 1000, "stats_cb": stats,
-        **settings,
-    })  # fmt: skip
+    started = time.monotonic()
+    breakdown = Breakdown(started + args.warmup)
+    producer = make_producer(args.client, config, settings, breakdown)
     chooser = LeaderLocal(config, args.topic, args.dc) if args.leader_local else None
+    if args.all:
+        args.partitions = ",".join(str(p) for p in sorted(harness.partition_leaders(config, args.topic)))
     fixed = [int(p) for p in args.partitions.split(",")] if args.partitions else None
     padding = b"x" * max(0, args.size - HEADER.size)
     acked, errors, used = [], [], {}
-    started = time.monotonic()
     first_ack = []
 
     def callback(sent_ns, seq):
@@ -133,7 +201,8 @@ def produce(config, args):
     producer.poll(1.2)  # one more statistics report
     warm_until_ns = int((started + args.warmup) * 1e9)
     return {
-        "role": "producer", "dc": args.dc, "rate": args.rate, "settings": settings, "sent": sent,
+        "role": "producer", "client": args.client, "dc": args.dc, "rate": args.rate, "settings": settings,
+        "sent": sent,
         "acknowledged": len(acked), "errors": len(errors), "error_names": sorted(set(errors)),
         "unconfirmed": unconfirmed,
         "first_ack_ms": round((first_ack[0] / 1e9 - started) * 1000, 1) if first_ack else None,
@@ -143,7 +212,7 @@ def produce(config, args):
         "partitions": {str(p): n for p, n in sorted(used.items())},
         "leader_moves_followed": chooser.moves if chooser else None,
         "metadata_reads_failed": chooser.unread if chooser else None,
-        "tx_bytes": {str(b): n for b, n in sorted(tx.items())},
+        "tx_bytes": breakdown.tx_bytes(), "breakdown": breakdown.summary(),
     }  # fmt: skip
 
 
@@ -204,6 +273,13 @@ def parse_args(argv=None):
     p.add_argument("--dc", required=True, help="the DC this client sits in")
     p.add_argument("--partitions", help="comma-separated partitions")
     p.add_argument("--leader-local", action="store_true", help="produce: only to partitions led from --dc")
+    p.add_argument("--all", action="store_true", help="produce: to every partition of the topic")
+    p.add_argument(
+        "--client",
+        choices=("confluent-kafka", "per-partition"),
+        default="confluent-kafka",
+        help="produce: one librdkafka producer, or stretch.producer's one per partition",
+    )
     p.add_argument("--rack", help="consume: the client.rack (none: read from the leaders)")
     p.add_argument("--rate", type=float, default=200)
     p.add_argument("--size", type=int, default=200)
@@ -212,8 +288,8 @@ def parse_args(argv=None):
     p.add_argument("--fetch-wait-ms", type=int, default=500, help="consume: fetch.wait.max.ms")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="produce: a producer setting")
     args = p.parse_args(argv)
-    if args.action == "produce" and not (args.partitions or args.leader_local):
-        p.error("produce needs --partitions or --leader-local")
+    if args.action == "produce" and not (args.partitions or args.leader_local or args.all):
+        p.error("produce needs --partitions, --leader-local or --all")
     if args.action == "consume" and not args.partitions:
         p.error("consume needs --partitions")
     return args
