@@ -490,6 +490,28 @@ def report(snapshot, records):
     return lines
 
 
+def elr_report(features, partitions):
+    """Lines for operators on Eligible Leader Replicas (KIP-966): whether the cluster runs it, and the
+    partitions holding eligible (or last-known) leader replicas now. features: {feature: finalized level} or
+    None (not read); partitions: eligible_leaders() or None."""
+    if features is None or partitions is None:
+        return ["eligible leader replicas (KIP-966): could not be read"]
+    level = features.get("eligible.leader.replicas.version", 0)
+    state = (
+        "on: a partition whose ISR falls under min.insync.replicas keeps the replicas that left it with every "
+        "acknowledged record as eligible leaders" if level else
+        "off: a partition that loses its whole ISR can only wait for it, or be elected uncleanly"
+    )  # fmt: skip
+    lines = [f"eligible leader replicas (KIP-966): eligible.leader.replicas.version {level}, {state}"]
+    held = [f"{p['topic']}-{p['partition']} {p['elr']}" for p in partitions if p["elr"]]
+    known = [f"{p['topic']}-{p['partition']} {p['last_known_elr']}" for p in partitions if p["last_known_elr"]]
+    lines.append(f"  {_listed('partition(s) with eligible leader replicas', held)}" if held else
+                 "  no partition holds eligible leader replicas")  # fmt: skip
+    if known:
+        lines.append(f"  {_listed('partition(s) with a last-known ELR', known)}")
+    return lines
+
+
 def restart_order(controllers, brokers, active_controller, dcs=(), hosts=()):
     """The hosts a rolling restart visits, in order: controllers, the active one last, then brokers.
 

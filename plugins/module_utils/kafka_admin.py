@@ -506,6 +506,35 @@ class Admin:
     def cluster_id(self):
         return self.client.describe_cluster().get("cluster_id")
 
+    def finalized_features(self):
+        """{feature: finalized level} of the cluster (metadata.version, eligible.leader.replicas.version, ...)."""
+        found = self.client.describe_features()["finalized_features"]
+        return {name: levels[1] for name, levels in sorted(found.items())}
+
+    def eligible_leaders(self, topics):
+        """[{topic, partition, isr, elr, last_known_elr}] of the topics' partitions, through DescribeTopicPartitions
+        (KIP-966), page by page; AdminError naming a topic or partition the cluster did not describe."""
+        out, cursor, errors = [], None, []
+        for _ in range(10_000):  # pages of 2000 partitions; bounded however large the cluster
+            reply = self.client.describe_topic_partitions(list(topics), cursor=cursor)
+            for topic in reply["topics"]:
+                if topic["error_code"]:
+                    errors.append(f"topic {topic['name']}: error {topic['error_code']}")
+                    continue
+                for p in topic["partitions"]:
+                    if p.get("error_code"):
+                        errors.append(f"partition {topic['name']}-{p['partition_index']}: error {p['error_code']}")
+                        continue
+                    out.append({"topic": topic["name"], "partition": p["partition_index"],
+                                "isr": list(p["isr_nodes"]), "elr": list(p.get("eligible_leader_replicas") or []),
+                                "last_known_elr": list(p.get("last_known_elr") or [])})  # fmt: skip
+            cursor = reply.get("next_cursor")
+            if not cursor:
+                break
+        if errors:
+            raise AdminError("cannot describe the eligible leader replicas of " + "; ".join(errors))
+        return out
+
     def partitions(self):
         """([{topic, partition, leader, replicas, isr}], [what could not be read]) of every topic."""
         partitions, errors = [], []

@@ -58,6 +58,12 @@ options:
     description: When false, check once and report without failing (for a dry run).
     type: bool
     default: true
+  elr:
+    description:
+      - Add to the report whether the cluster runs Eligible Leader Replicas (KIP-966) and which partitions hold
+        eligible or last-known eligible leader replicas now (DescribeTopicPartitions), read once after the poll.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - stretch.kafka.kafka_admin
 """
@@ -134,6 +140,7 @@ def main():
             "interval": {"type": "float", "default": 2},
             "max_lag": {"type": "int", "default": 0},
             "wait": {"type": "bool", "default": True},
+            "elr": {"type": "bool", "default": False},
         },
         supports_check_mode=True,
         required_if=[("gate", g, ["node_id"]) for g in gates.NODE_GATES]
@@ -148,6 +155,7 @@ def main():
     parts = gates.parts_needed(params["gate"])
     expected = expected_from(params["nodes"], params["topics"])
     subject = params["dc"] if params["gate"] in gates.DC_GATES else params["node_id"]
+    features = eligible = None
     try:
         outcome = gates.poll(
             lambda: admin.snapshot(parts),
@@ -159,13 +167,20 @@ def main():
             params["interval"],
             params["wait"],
         )
+        if params["elr"]:
+            try:
+                features = admin.finalized_features()
+                eligible = admin.eligible_leaders(admin.client.list_topics())
+            except Exception:  # noqa: BLE001  reported as unread, never as "none held"
+                features = eligible = None
     finally:
         admin.close()
     snapshot = outcome.pop("snapshot") or {}
     result = {
         "changed": False,
         **outcome,
-        "report": gates.report(snapshot, params["nodes"]) if params["nodes"] else [],
+        "report": (gates.report(snapshot, params["nodes"]) if params["nodes"] else [])
+        + (gates.elr_report(features, eligible) if params["elr"] else []),
         "registered": gates.registered(snapshot),
     }
     if params["gate"] == "dc_lost":

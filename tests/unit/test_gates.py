@@ -5,6 +5,7 @@ import pytest
 from ansible_collections.stretch.kafka.plugins.module_utils.gates import (
     GateError,
     check,
+    elr_report,
     lost_since,
     poll,
     registered,
@@ -437,3 +438,23 @@ def test_the_dc_went_silent_when_its_first_broker_stopped_fetching_on_the_leader
     # The tiebreaker DC has no brokers: its controller's silence dates it.
     assert lost_since(dc2_lost(), EXPECTED, "dc3") == pytest.approx(5000.0 - 0.3)
     assert lost_since(dc2_lost(fetched={}), EXPECTED, "dc2") is None
+
+
+# -- eligible leader replicas in the status report ---------------------------------
+def test_the_report_says_whether_elr_is_on_and_which_partitions_hold_eligible_leaders():
+    partitions = [
+        {"topic": "t", "partition": 0, "isr": [101, 102], "elr": [201, 202], "last_known_elr": []},
+        {"topic": "t", "partition": 1, "isr": [101, 102, 201, 202], "elr": [], "last_known_elr": []},
+        {"topic": "t", "partition": 2, "isr": [], "elr": [], "last_known_elr": [201]},
+    ]
+    lines = elr_report({"eligible.leader.replicas.version": 1, "metadata.version": 27}, partitions)
+    assert lines[0].startswith("eligible leader replicas (KIP-966): eligible.leader.replicas.version 1, on:")
+    assert lines[1] == "  1 partition(s) with eligible leader replicas: t-0 [201, 202]"
+    assert lines[2] == "  1 partition(s) with a last-known ELR: t-2 [201]"
+
+
+def test_the_report_says_elr_is_off_without_the_feature_and_unknown_when_unread():
+    off = elr_report({"metadata.version": 27}, [])
+    assert off[0].startswith("eligible leader replicas (KIP-966): eligible.leader.replicas.version 0, off:")
+    assert off[1] == "  no partition holds eligible leader replicas"
+    assert elr_report(None, None) == ["eligible leader replicas (KIP-966): could not be read"]
