@@ -23,7 +23,8 @@ ARTIFACT := build/stretch-kafka-$(VERSION).tar.gz
 # Outside this checkout: under a git work tree ansible-test lists only the files git tracks.
 SANITY_ROOT := /tmp/stretch-kafka-sanity
 
-.PHONY: demo test setup setup-python setup-test-tools setup-testbed collection sanity up converge status smoke \
+.PHONY: demo test setup setup-python setup-test-tools setup-testbed testbed-maven testbed-spark testbed-wheels \
+        collection sanity up converge status smoke \
         verify drills down lint unit molecule \
         bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
         drill-upgrade drill-group drill-stream drill-active-active drill-active-active-short drill-oneway docs wan bench-wan \
@@ -46,14 +47,24 @@ setup-test-tools:
 
 # The Kafka archive and jars from Maven Central, the Spark archive (from the
 # pinned pyspark), the streaming job's wheels from PyPI, and the node images
-# of the two Debian releases the testbed's nodes run.
+# of the two Debian releases the testbed's nodes run: side by side, as they
+# share nothing (the two Maven steps share its local repository, so they go
+# one after the other).
 setup-testbed:
+	$(MAKE) --no-print-directory -j 5 testbed-maven testbed-spark testbed-wheels testbed-image-bookworm testbed-image-trixie
+
+testbed-maven:
 	testbed/build-kafka-archive.sh
 	testbed/fetch-jars.sh
+
+testbed-spark:
 	testbed/build-spark-archive.sh
+
+testbed-wheels:
 	testbed/fetch-wheels.sh
-	testbed/build-image.sh bookworm
-	testbed/build-image.sh trixie
+
+testbed-image-%:
+	testbed/build-image.sh $*
 
 # The stretch.kafka collection (galaxy.yml: what goes into it), built into
 # build/ and installed into the consumer project as an operator installs it.

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # What only the tests need on this machine, beside what setup-host.sh installs:
-# ansible-test's virtualenvs for the collection's sanity tests, and
-# Prometheus's tools for the alert rules. `make test` runs it; the demo does
+# the test and lint tools (requirements-test.txt), ansible-test's bootstrap for
+# the collection's sanity tests, and Prometheus's tools for the alert rules. `make test` runs it; the demo does
 # not need it. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The test and lint tools, into the virtualenv setup-host.sh made.
+if [ ! -f .venv/.installed-test ] || [ requirements-test.txt -nt .venv/.installed-test ] ||
+   [ requirements.txt -nt .venv/.installed-test ]; then
+  .venv/bin/pip install -q -r requirements-test.txt
+  touch .venv/.installed-test
+fi
 
 # ansible-test sanity (make sanity) runs most of its tests in virtualenvs of
 # their own (~/.ansible/test/venv), made on its first run from the package
