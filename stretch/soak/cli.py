@@ -147,7 +147,10 @@ def main(argv=None):
 
         done = faults.heal(testbed())
         print(json.dumps(done, indent=1, default=str))
-        return 0 if done["healthy"]["passed"] and not done.get("errors") else 1
+        problems = faults.heal_problems(done)
+        for problem in problems:
+            print(f"heal: {problem}", file=sys.stderr)
+        return 1 if problems else 0
     from stretch import cluster as inventory  # noqa: PLC0415
 
     from .run import Soak, default_paths  # noqa: PLC0415

@@ -21,7 +21,7 @@ import time
 
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from stretch import REPO
-from stretch.cluster import playbook, read_quorum, throttle_rates
+from stretch.cluster import left_after_recovery, playbook, read_quorum
 
 from .schedule import KINDS
 
@@ -97,8 +97,10 @@ class Testbed:
         quorum = read_quorum(self.cluster)
         return quorum is not None and quorum.get("leader", -1) >= 0
 
-    def throttles_left(self):
-        return throttle_rates(self.cluster)
+    def left_behind(self):
+        """What a recovery cut short leaves: the replication throttle, a relaxed min.insync.replicas
+        (stretch.cluster.left_after_recovery); {} when nothing."""
+        return left_after_recovery(self.cluster)
 
     def expected(self):
         return {
@@ -228,8 +230,21 @@ class DcLoss(Fault):
                            kafka_ops_gate_timeout=self.GATE_TIMEOUT)  # fmt: skip
 
     def undo(self, tb):
-        return tb.playbook("dc_recovery", kafka_ops_failover_dc=self.target, kafka_ops_recovery_smoke_test=False,
-                           kafka_ops_gate_timeout=2 * self.GATE_TIMEOUT)  # fmt: skip
+        """dc_recovery.yml for the DC; FaultError when it fails: the DC is not known to be back, nor the throttle
+        off and min.insync.replicas as declared, so the fault is not undone."""
+        run = tb.playbook("dc_recovery", kafka_ops_failover_dc=self.target, kafka_ops_recovery_smoke_test=False,
+                          kafka_ops_gate_timeout=2 * self.GATE_TIMEOUT)  # fmt: skip
+        failed = playbook_failure(run)
+        if failed:
+            raise FaultError(f"{self.target}: {failed}")
+        return run
+
+
+def playbook_failure(result):
+    """What failed, when result is a playbook run's (Testbed.playbook) that did not pass; else None."""
+    if result.get("ok") is False:
+        return f"{result['playbook']}.yml failed (log {result['log']})"
+    return None
 
 
 class _Cut(Fault):
@@ -505,8 +520,10 @@ def heal(tb, volumes=True, timeout=600):
     The host's cut healed; every broker's data volume emptied of its filler
     (and, with volumes, put back on the container's disk); every node resumed,
     its failed state cleared and started, controllers first; then, if a node
-    had been down or a replication throttle was left (a recovery cut short),
-    dc_recovery.yml for its DC, as an operator would. Returns what it did.
+    had been down, or a replication throttle or a relaxed min.insync.replicas
+    was left (a recovery cut short), dc_recovery.yml for its DC, as an
+    operator would; and what a recovery puts right read back once more
+    ("left_behind"). Returns what it did; heal_problems() judges it.
     """
     done = {}
     with _noted(done, "firewall"):
@@ -527,15 +544,36 @@ def heal(tb, volumes=True, timeout=600):
                 if restored["restored"]:
                     done.setdefault("volumes_restored", []).append(broker)
     done["healthy"] = tb.wait_healthy(timeout)
-    with _noted(done, "throttle"):
-        left = tb.throttles_left()
-        done["throttles_left"] = left
-        dcs = sorted({topo.dc_of(n) for n in down} & set(topo.broker_dcs)) or (topo.broker_dcs[:1] if left else [])
-        for dc in dcs:
-            done.setdefault("recovered", []).append(DcLoss(dc).undo(tb))
-        if dcs:
-            done["healthy"] = tb.wait_healthy(timeout)
+    left = done["left_before_recovery"] = _left_behind(tb, done)
+    dcs = sorted({topo.dc_of(n) for n in down} & set(topo.broker_dcs)) or (topo.broker_dcs[:1] if left else [])
+    for dc in dcs:
+        with _noted(done, f"recovery of {dc}"):
+            recovered = DcLoss(dc).undo(tb)
+            done.setdefault("recovered", []).append(recovered)
+    if dcs:
+        done["healthy"] = tb.wait_healthy(timeout)
+        left = _left_behind(tb, done)
+    done["left_behind"] = left
     return done
+
+
+def _left_behind(tb, done):
+    """tb.left_behind(), or None when it could not be read (noted: what is left is then unknown)."""
+    with _noted(done, "reading the throttle and min.insync.replicas"):
+        return tb.left_behind()
+    return None
+
+
+def heal_problems(done):
+    """Why a heal (heal()'s result) did not leave the testbed as a soak must: [] when it did."""
+    problems = []
+    if not done["healthy"]["passed"]:
+        problems.append(f"not whole after the heal: {done['healthy']['problems'][:3]}")
+    if done.get("errors"):
+        problems.append(f"steps of the heal failed: {done['errors']}")
+    if done.get("left_behind"):
+        problems.append(f"left behind after the heal (dc_recovery.yml puts these right): {done['left_behind']}")
+    return problems
 
 
 @contextlib.contextmanager

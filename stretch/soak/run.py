@@ -9,7 +9,9 @@
    the cluster is whole again after the one before (gates.cluster_healthy,
    as the playbooks judge it), is held, and undone; each one's record goes
    to faults.jsonl as it ends. A cluster that is not whole again within
-   SETTLE_TIMEOUT_S after a heal is wedged: the schedule stops there.
+   SETTLE_TIMEOUT_S, nor after a heal (or whose heal failed a step or left a
+   throttle or a relaxed min.insync.replicas), is wedged: the schedule stops
+   there.
 5. Whatever happens (an error, Ctrl-C, SIGTERM), `finally` undoes every
    fault still on and heals everything (faults.heal), then stops the load.
    A second Ctrl-C during that heal starts it once more; a third leaves it
@@ -17,8 +19,10 @@
 6. The full read of the topic as each DC, then the verifier (verify.py),
    reports/soak.json and the timeline picture. Besides the verifier's
    problems, the verdict fails on an interrupted or failed run, a planned
-   fault never started, a wedged cluster, and a final heal that failed a
-   step or left the cluster not whole.
+   fault never started, a wedged cluster, a fault the final heal could not
+   undo, and a final heal that failed a step, left the cluster not whole, or
+   left a replication throttle or a relaxed min.insync.replicas behind
+   (faults.heal_problems).
 
 Bounded: the schedule is finite (schedule.plan); no slot starts later than
 twice the duration plus ten minutes after the load began (the rest are
@@ -135,8 +139,7 @@ class Soak:
             details = fault.inject(self.tb)
             rec["details"]["inject"], rec["injected"] = details, time.time()
             rec["resolved"] = details.get("node") or planned.target
-            if details.get("ok") is False:
-                rec["error"] = f"{details['playbook']}.yml failed (log {details['log']})"
+            rec["error"] = faults.playbook_failure(details)
             if planned.kind != "rolling-restart":
                 self.stop.wait(planned.hold)
         except Exception as exc:  # noqa: BLE001  recorded; the fault is undone all the same
@@ -145,8 +148,6 @@ class Soak:
             rec["undo"] = time.time()
             try:
                 rec["details"]["undo"] = fault.undo(self.tb)
-                if rec["details"]["undo"].get("ok") is False:
-                    rec["error"] = (rec["error"] or "") + f" undo: {rec['details']['undo']['playbook']}.yml failed"
                 with self.lock:
                     self.active.pop(planned.id, None)
             except Exception as exc:  # noqa: BLE001  left in self.active: heal() takes it off
@@ -181,8 +182,9 @@ class Soak:
             return outcome
         self.out(f"not whole {SETTLE_TIMEOUT_S} s after the fault: {outcome['problems'][:3]}; healing")
         healed = faults.heal(self.tb, volumes=False, timeout=SETTLE_TIMEOUT_S)
-        if not healed["healthy"]["passed"]:
-            self.wedged = {"problems": healed["healthy"]["problems"], "heal": healed}
+        problems = faults.heal_problems(healed)
+        if problems:
+            self.wedged = {"problems": problems, "heal": healed}
         return healed["healthy"]
 
     # -- the run -----------------------------------------------------------------
@@ -198,8 +200,9 @@ class Soak:
         self.workdir.mkdir(parents=True)
         (self.workdir / "schedule.json").write_text(json.dumps([f.as_dict() for f in self.plan], indent=1) + "\n")
         healed = faults.heal(self.tb, volumes=True, timeout=300)
-        if not healed["healthy"]["passed"]:
-            raise SystemExit(f"soak: the cluster is not whole before the soak: {healed['healthy']['problems'][:5]}")
+        problems = faults.heal_problems(healed)
+        if problems:
+            raise SystemExit(f"soak: the cluster is not as a soak starts from: {'; '.join(problems)}")
         config = {"bootstrap.servers": self.cluster.bootstrap_servers, **self.cluster.client_config}
         create_topic(AdminClient(config), self.topic, PARTITIONS, int(CLUSTER_DEFAULTS["kafka_replication_factor"]))
         meta = {"run_id": self.run_id, "topic": self.topic, "seed": self.seed, "duration_s": self.duration,
@@ -309,11 +312,11 @@ class Soak:
         if unaccounted:
             report["problems"].append(f"planned faults with no record (never started): {unaccounted}")
         if self.wedged:
-            report["problems"].append(f"wedged: the cluster was not whole after a heal: {self.wedged['problems'][:3]}")
-        if not healed["heal"]["healthy"]["passed"]:
-            report["problems"].append(f"not whole after the final heal: {healed['heal']['healthy']['problems'][:3]}")
-        if healed["heal"].get("errors"):
-            report["problems"].append(f"steps of the final heal failed: {healed['heal']['errors']}")
+            report["problems"].append(f"wedged: a heal between faults left {self.wedged['problems'][:3]}")
+        undone = {i: u["error"] for i, u in healed["undone"].items() if u.get("error")}
+        if undone:
+            report["problems"].append(f"faults the final heal could not undo: {undone}")
+        report["problems"] += [f"final heal: {p}" for p in faults.heal_problems(healed["heal"])]
         report["ok"] = not report["problems"]
         verify.write(report, report_path)
         acks = {name: verify.acknowledgements(events) for name, events in verify.load_dir(self.workdir)[0].items()}

@@ -42,7 +42,8 @@ class FakeTestbed:
         self.leader, self.fail_on = leader, fail_on
         self.nodes = {}
         self.active = {n: True for n in [*TOPO.all_brokers, *TOPO.all_controllers]}
-        self.throttles = {}
+        self.left = {}  # what left_behind() reads: the throttle, a relaxed min ISR
+        self.recovery = "clears"  # what dc_recovery.yml does: "clears" what is left, "leaves" it, or "fails"
 
     def node(self, name):
         return self.nodes.setdefault(name, Container())
@@ -144,7 +145,10 @@ class FakeTestbed:
 
     def playbook(self, name, timeout=1800, **extra):
         self.calls.append(("host", f"{name}.yml {sorted(extra.items())}"))
-        return {"playbook": name, "ok": True, "seconds": 1.0, "log": "", "stats": {}}
+        if name == "dc_recovery" and self.recovery == "clears":
+            self.left = {}
+        ok = not (name == "dc_recovery" and self.recovery == "fails")
+        return {"playbook": name, "ok": ok, "seconds": 1.0, "log": f"{name}.json", "stats": {}}
 
     def quorum_leader(self):
         if self.leader is None:
@@ -154,8 +158,11 @@ class FakeTestbed:
     def quorum_led(self):
         return True
 
-    def throttles_left(self):
-        return self.throttles
+    def left_behind(self):
+        self.calls.append(("host", "read what is left"))
+        if isinstance(self.left, Exception):
+            raise self.left
+        return self.left
 
     def wait_healthy(self, timeout):
         self.calls.append(("host", "wait healthy"))
@@ -385,13 +392,76 @@ def test_heal_takes_every_fault_off_and_recovers_a_dc_that_had_a_node_down():
     assert starts[:3] == TOPO.all_controllers
 
 
+THROTTLE = {"throttle": {"cluster-wide": {"leader.replication.throttled.rate": "1048576"}}}
+RELAXED = {"min_insync_replicas": {"declared": 2, "cluster_wide": "1"}}
+
+
 def test_heal_removes_a_throttle_left_behind_and_notes_a_step_that_failed():
     tb = FakeTestbed(fail_on="dc1-broker1 rm -f")
-    tb.throttles = {"cluster": {"leader.replication.throttled.rate": "1048576"}}
+    tb.left = THROTTLE
     done = faults.heal(tb)
     assert any(c.startswith("dc_recovery.yml") and "'dc1'" in c for c in tb.commands("host"))
     assert done["errors"] == ["filler: injected failure at rm -f /var/lib/kafka/data/.soak-filler"]
     assert all("systemctl start kafka" in tb.commands(n) for n in TOPO.all_brokers)
+    assert faults.heal_problems(done) == [f"steps of the heal failed: {done['errors']}"]
+
+
+@pytest.mark.parametrize("left", [THROTTLE, RELAXED])
+def test_heal_recovers_what_a_recovery_cut_short_left_and_reads_it_again_after(left):
+    tb = FakeTestbed()
+    tb.left = left
+    done = faults.heal(tb)
+    assert done["left_before_recovery"] == left
+    assert tb.commands("host")[-3:][0].startswith("dc_recovery.yml")
+    assert tb.commands("host")[-2:] == ["wait healthy", "read what is left"]
+    assert done["left_behind"] == {}
+    assert faults.heal_problems(done) == []
+
+
+@pytest.mark.parametrize("left", [THROTTLE, RELAXED, {**THROTTLE, **RELAXED}])
+def test_a_throttle_or_a_relaxed_min_isr_still_there_after_the_heal_is_a_problem(left):
+    tb = FakeTestbed()
+    tb.left, tb.recovery = left, "leaves"
+    done = faults.heal(tb)
+    assert done["left_behind"] == left
+    assert faults.heal_problems(done) == [f"left behind after the heal (dc_recovery.yml puts these right): {left}"]
+
+
+def test_a_recovery_that_fails_in_the_heal_is_a_problem_and_the_heal_goes_on():
+    tb = FakeTestbed()
+    tb.active["dc2-broker1"] = False
+    tb.recovery = "fails"
+    done = faults.heal(tb)
+    assert done["errors"] == ["recovery of dc2: dc2: dc_recovery.yml failed (log dc_recovery.json)"]
+    assert "recovered" not in done
+    assert tb.commands("host")[-2:] == ["wait healthy", "read what is left"]
+    assert faults.heal_problems(done) == [f"steps of the heal failed: {done['errors']}"]
+
+
+def test_what_is_left_unread_is_a_problem_never_nothing_left():
+    tb = FakeTestbed()
+    tb.left = faults.FaultError("broker 201 is fenced: its throttle rates cannot be read")
+    done = faults.heal(tb)
+    assert done["left_behind"] is None
+    assert faults.heal_problems(done) == [
+        "steps of the heal failed: ['reading the throttle and min.insync.replicas: broker 201 is fenced: its "
+        "throttle rates cannot be read']"
+    ]
+
+
+def test_a_heal_that_leaves_the_cluster_not_whole_is_a_problem():
+    tb = FakeTestbed()
+    tb.wait_healthy = lambda timeout: {"passed": False, "problems": ["broker 201 fenced"], "waited": 600.0}
+    assert faults.heal_problems(faults.heal(tb)) == ["not whole after the heal: ['broker 201 fenced']"]
+
+
+def test_a_dc_recovery_that_fails_is_a_fault_not_undone():
+    tb = FakeTestbed()
+    tb.recovery = "fails"
+    with pytest.raises(FaultError, match=r"dc2: dc_recovery.yml failed \(log dc_recovery.json\)"):
+        faults.make("dc-loss", "dc2").undo(tb)
+    with pytest.raises(FaultError, match="dc_recovery.yml failed"):
+        faults.make("two-dcs-lost", "dc2+dc3").undo(tb)
 
 
 def test_heal_goes_on_when_the_firewall_cannot_be_healed_and_says_so():

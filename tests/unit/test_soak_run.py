@@ -368,11 +368,33 @@ def test_an_interrupted_run_a_fault_never_started_and_a_heal_that_failed_a_step_
     assert report["problems"] == [
         "interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end",
         "planned faults with no record (never started): [2]",
-        "steps of the final heal failed: ['firewall: partition.sh heal: exit 1']",
+        "final heal: steps of the heal failed: ['firewall: partition.sh heal: exit 1']",
     ]
     assert not report["ok"]
     assert report["lost"] == 0
     assert deleted == []  # the topic stays for a look when the verdict fails
+
+
+def test_a_fault_the_final_heal_could_not_undo_and_what_it_left_behind_fail_the_verdict(judged, tmp_path):
+    soak, healed, deleted = judged
+    healed["undone"] = {1: {"error": "dc2: dc_recovery.yml failed (log dc_recovery.json)"}}
+    healed["heal"]["left_behind"] = {"throttle": {"topic soak-x": {"leader.replication.throttled.replicas": "*"}}}
+    report = soak.verdict({"wan": {}}, healed, tmp_path / "soak.json", tmp_path / "soak.png")
+    assert report["problems"] == [
+        "faults the final heal could not undo: {1: 'dc2: dc_recovery.yml failed (log dc_recovery.json)'}",
+        "final heal: left behind after the heal (dc_recovery.yml puts these right): {'throttle': {'topic soak-x': "
+        "{'leader.replication.throttled.replicas': '*'}}}",
+    ]
+    assert not report["ok"]
+    assert deleted == []
+
+
+def test_a_heal_between_faults_that_leaves_a_problem_wedges_the_run(soak, monkeypatch):
+    soak.tb.wait_healthy = lambda timeout: {"passed": False, "problems": ["under-replicated"], "waited": 600.0}
+    healed = {"healthy": {"passed": True, "problems": []}, "errors": ["recovery of dc2: dc_recovery.yml failed"]}
+    monkeypatch.setattr(faults, "heal", lambda tb, volumes, timeout: healed)
+    soak.settle()
+    assert soak.wedged == {"problems": [f"steps of the heal failed: {healed['errors']}"], "heal": healed}
 
 
 def test_a_probe_never_started_is_not_stopped_and_one_that_failed_gives_its_error():
