@@ -523,7 +523,7 @@ def heal(tb, volumes=True, timeout=600):
     had been down, or a replication throttle or a relaxed min.insync.replicas
     was left (a recovery cut short), dc_recovery.yml for its DC, as an
     operator would; and what a recovery puts right read back once more
-    ("left_behind"). Returns what it did; heal_problems() judges it.
+    ("left_behind"). Returns what it did; verify.heal_problems() judges it.
     """
     done = {}
     with _noted(done, "firewall"):
@@ -562,18 +562,6 @@ def _left_behind(tb, done):
     with _noted(done, "reading the throttle and min.insync.replicas"):
         return tb.left_behind()
     return None
-
-
-def heal_problems(done):
-    """Why a heal (heal()'s result) did not leave the testbed as a soak must: [] when it did."""
-    problems = []
-    if not done["healthy"]["passed"]:
-        problems.append(f"not whole after the heal: {done['healthy']['problems'][:3]}")
-    if done.get("errors"):
-        problems.append(f"steps of the heal failed: {done['errors']}")
-    if done.get("left_behind"):
-        problems.append(f"left behind after the heal (dc_recovery.yml puts these right): {done['left_behind']}")
-    return problems
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@
    fault never started, a wedged cluster, a fault the final heal could not
    undo, and a final heal that failed a step, left the cluster not whole, or
    left a replication throttle or a relaxed min.insync.replicas behind
-   (faults.heal_problems).
+   (verify.heal_problems).
 
 Bounded: the schedule is finite (schedule.plan); no slot starts later than
 twice the duration plus ten minutes after the load began (the rest are
@@ -48,7 +48,7 @@ from stretch import REPO
 from stretch.cluster import CLUSTER_DEFAULTS, create_topic
 from stretch.drill import wan_probe
 
-from . import faults, reader, records, schedule, timeline, verify
+from . import faults, reader, schedule, timeline, verify
 from .load import Clients
 
 SETTLE_TIMEOUT_S = 600
@@ -182,7 +182,7 @@ class Soak:
             return outcome
         self.out(f"not whole {SETTLE_TIMEOUT_S} s after the fault: {outcome['problems'][:3]}; healing")
         healed = faults.heal(self.tb, volumes=False, timeout=SETTLE_TIMEOUT_S)
-        problems = faults.heal_problems(healed)
+        problems = verify.heal_problems(healed)
         if problems:
             self.wedged = {"problems": problems, "heal": healed}
         return healed["healthy"]
@@ -198,9 +198,9 @@ class Soak:
 
     def prepare(self, wan):
         self.workdir.mkdir(parents=True)
-        (self.workdir / "schedule.json").write_text(json.dumps([f.as_dict() for f in self.plan], indent=1) + "\n")
+        self.write_schedule()
         healed = faults.heal(self.tb, volumes=True, timeout=300)
-        problems = faults.heal_problems(healed)
+        problems = verify.heal_problems(healed)
         if problems:
             raise SystemExit(f"soak: the cluster is not as a soak starts from: {'; '.join(problems)}")
         config = {"bootstrap.servers": self.cluster.bootstrap_servers, **self.cluster.client_config}
@@ -255,7 +255,7 @@ class Soak:
         self.out(schedule.describe(self.plan, self.seed, self.duration))
         wan = self.check_wan()
         try:
-            meta = self.prepare(wan)
+            self.prepare(wan)
         except BaseException:
             self.heal_everything()  # a data volume made, a topic half there: nothing is left behind
             raise
@@ -282,42 +282,27 @@ class Soak:
             if healed is None:
                 healed = self.heal_everything()
             self.wan_rtt = stop_probe(probe)
-        return self.verdict(meta, healed, report_path, picture_path)
+        return self.verdict(healed, report_path, picture_path)
 
-    def verdict(self, meta, healed, report_path, picture_path):
+    def write_schedule(self):
+        """schedule.json: the faults planned, for the verifier to account for (verify.account)."""
+        (self.workdir / "schedule.json").write_text(json.dumps([f.as_dict() for f in self.plan], indent=1) + "\n")
+
+    def record_outcome(self, healed):
+        """run.json: what only the run knows of itself, for the verifier (verify.run_problems) to judge."""
+        outcome = {"interrupted": self.interrupted, "error": self.error, "wedged": self.wedged, "heal": healed,
+                   "wan_rtt": self.wan_rtt}  # fmt: skip
+        (self.workdir / "run.json").write_text(json.dumps(outcome, indent=1, default=str) + "\n")
+
+    def verdict(self, healed, report_path, picture_path):
+        """The reads as each DC, then the verifier on the run's directory: its report is the run's."""
+        self.record_outcome(healed)
         client = self.cluster.client_config
         for dc in self.topology.broker_dcs:
             reader.read_topic(self.cluster.bootstrap_servers, client, self.topic, self.run_id, dc,
                               self.workdir / f"read-{dc}.jsonl")  # fmt: skip
-        report = verify.verify(self.workdir, self.topology.broker_dcs)
-        details = {}
-        recorded = self.workdir / "faults.jsonl"
-        for found in records.read_log(recorded)[0] if recorded.exists() else []:
-            details[found["id"]] = {"planned_at": found.get("planned_at"), "hold": found.get("hold"),
-                                    "details": found.get("details")}  # fmt: skip
-        for row in report["faults"]:
-            row.update(details.get(row["id"], {}))
-        report.update(
-            seed=self.seed, planned_duration_s=self.duration, run_id=self.run_id, topic=self.topic, wan=meta["wan"],
-            faults_planned=len(self.plan), interrupted=self.interrupted, error=self.error, wedged=self.wedged,
-            heal=healed, wan_rtt=self.wan_rtt,
-            replay=f"make soak SEED={self.seed} DURATION={int(self.duration)}s", workdir=str(self.workdir),
-        )  # fmt: skip
-        unaccounted = [f.id for f in self.plan if f.id not in details]
-        report["faults_unaccounted"] = unaccounted
-        if self.interrupted:
-            report["problems"].append("interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end")
-        if self.error:
-            report["problems"].append(f"the run stopped early: {self.error}")
-        if unaccounted:
-            report["problems"].append(f"planned faults with no record (never started): {unaccounted}")
-        if self.wedged:
-            report["problems"].append(f"wedged: a heal between faults left {self.wedged['problems'][:3]}")
-        undone = {i: u["error"] for i, u in healed["undone"].items() if u.get("error")}
-        if undone:
-            report["problems"].append(f"faults the final heal could not undo: {undone}")
-        report["problems"] += [f"final heal: {p}" for p in faults.heal_problems(healed["heal"])]
-        report["ok"] = not report["problems"]
+        report = verify.verify(self.workdir)
+        report["workdir"] = str(self.workdir)
         verify.write(report, report_path)
         acks = {name: verify.acknowledgements(events) for name, events in verify.load_dir(self.workdir)[0].items()}
         title = (f"soak seed {self.seed}, {report['duration_s'] / 60:.0f} min, {len(report['faults'])} faults of "

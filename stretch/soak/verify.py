@@ -247,6 +247,9 @@ def judge(producers, consumers, reads, faults):
             "start": round(fault["start"] - t0, 1),
             "end": round((fault.get("end") or run_end) - t0, 1),
             "error": fault.get("error"),
+            "planned_at": fault.get("planned_at"),
+            "hold": fault.get("hold"),
+            "details": fault.get("details"),
             **fault_figures(fault, acks_by_producer, run_end),
         }
         fault_rows.append(row)
@@ -316,7 +319,8 @@ def judge(producers, consumers, reads, faults):
 
 
 def load_dir(workdir):
-    """(producers, consumers, reads, faults, torn lines) of a run's directory; a missing part raises."""
+    """(producers, consumers, reads, faults, torn lines) of a run's directory; faults is None without a
+    faults.jsonl. No log at all of one kind raises."""
     workdir = Path(workdir)
     torn = {}
 
@@ -330,26 +334,123 @@ def load_dir(workdir):
 
     producers, consumers, reads = logs("producer"), logs("consumer"), logs("read")
     faults_path = workdir / "faults.jsonl"
-    faults, torn["faults.jsonl"] = records.read_log(faults_path) if faults_path.exists() else ([], 0)
+    faults, torn["faults.jsonl"] = records.read_log(faults_path) if faults_path.exists() else (None, 0)
     return producers, consumers, reads, faults, {k: v for k, v in torn.items() if v}
 
 
+# What a run's directory holds besides the clients' logs (stretch/soak/run.py writes them), and what is unknown
+# without each.
+RUN_FILES = {
+    "meta.json": "the run's seed, DCs and WAN are unknown, and so which DCs' logs it must have",
+    "schedule.json": "what the run planned is unknown: its faults cannot be accounted for",
+    "faults.jsonl": "what the run did is unknown: it is not a run without faults",
+    "run.json": "whether the run was interrupted, wedged or healed is unknown",
+}
+
+
+def account(planned, recorded):
+    """The fault log (recorded: faults.jsonl's records) against the schedule (planned: schedule.json's faults):
+    (the planned ids without a record, the problems). Every planned fault must have one record, of the kind,
+    target, failure model and parent it was planned with, and no record may be of a fault not planned."""
+    by_id = defaultdict(list)
+    for rec in recorded:
+        by_id[rec.get("id")].append(rec)
+    ids = [f["id"] for f in planned]
+    unaccounted = [i for i in ids if i not in by_id]
+    problems = []
+    if unaccounted:
+        problems.append(f"planned faults with no record (never started): {unaccounted}")
+    unplanned = sorted((i for i in by_id if i not in ids), key=str)
+    if unplanned:
+        problems.append(f"fault records of faults not in the schedule: {unplanned}")
+    twice = sorted(i for i in ids if len(by_id.get(i, ())) > 1)
+    if twice:
+        problems.append(f"faults recorded more than once: {twice}")
+    same = ("kind", "target", "in_model", "parent")
+    differ = [f["id"] for f in planned if any(r.get(k) != f[k] for r in by_id.get(f["id"], ()) for k in same)]
+    if differ:
+        problems.append(f"fault records whose kind, target, failure model or parent differ from the schedule's: "
+                        f"{differ}")  # fmt: skip
+    return unaccounted, problems
+
+
+def heal_problems(done):
+    """Why a heal (stretch.soak.faults.heal()'s result) did not leave the testbed as a soak must: [] when it did."""
+    problems = []
+    healthy = done.get("healthy") or {}
+    if not healthy.get("passed"):
+        problems.append(f"not whole after the heal: {(healthy.get('problems') or ['not judged'])[:3]}")
+    if done.get("errors"):
+        problems.append(f"steps of the heal failed: {done['errors']}")
+    if done.get("left_behind"):
+        problems.append(f"left behind after the heal (dc_recovery.yml puts these right): {done['left_behind']}")
+    return problems
+
+
+def run_problems(outcome):
+    """Why the run itself (run.json: {"interrupted", "error", "wedged", "heal": {"undone", "heal"}}) fails."""
+    problems = []
+    if outcome.get("interrupted"):
+        problems.append("interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end")
+    if outcome.get("error"):
+        problems.append(f"the run stopped early: {outcome['error']}")
+    if outcome.get("wedged"):
+        problems.append(f"wedged: a heal between faults left {outcome['wedged']['problems'][:3]}")
+    healed = outcome.get("heal")
+    if not healed:
+        return [*problems, "the final heal is not recorded: the testbed is not known to be whole"]
+    undone = {i: u["error"] for i, u in healed["undone"].items() if u.get("error")}
+    if undone:
+        problems.append(f"faults the final heal could not undo: {undone}")
+    return problems + [f"final heal: {p}" for p in heal_problems(healed["heal"])]
+
+
 def verify(workdir, dcs=None):
-    """judge() on a run's directory. dcs: the DCs that each had a producer, a group member and a read (default:
-    meta.json's, when the run wrote one); a log of one of them missing, or a line of any log that is not whole
-    JSON, is a problem: what it held cannot be judged."""
+    """judge() on a run's directory, and what only the directory tells: the verdict of the run.
+
+    dcs: the DCs that each had a producer, a group member and a read
+    (default: meta.json's). Beyond judge(): each file of RUN_FILES must be
+    there; a log of one of the DCs missing, or a line of any log that is not
+    whole JSON, is a problem (what it held cannot be judged); the fault log
+    must account for every planned fault (account()); and the run's own
+    outcome in run.json (run_problems()). The run's report is this one, so
+    judging its directory again gives the same verdict.
+    """
+    workdir = Path(workdir)
     producers, consumers, reads, faults, torn = load_dir(workdir)
-    report = judge(producers, consumers, reads, faults)
+    report = judge(producers, consumers, reads, faults or [])
     report["torn_log_lines"] = torn
     if torn:
         report["problems"].append(f"lines that are not whole JSON, by log: {torn}: what they held is not judged")
-    meta = Path(workdir) / "meta.json"
-    if dcs is None and meta.exists():
-        dcs = json.loads(meta.read_text()).get("dcs")
-    for dc in dcs or ():
+    found = {}
+    for name, unknown in RUN_FILES.items():
+        try:
+            found[name] = faults if name == "faults.jsonl" else json.loads((workdir / name).read_text())
+        except FileNotFoundError:
+            found[name] = None
+        except ValueError as exc:
+            found[name] = None
+            report["problems"].append(f"{name} in {workdir} is not whole JSON ({exc}): {unknown}")
+            continue
+        if found[name] is None:
+            report["problems"].append(f"no {name} in {workdir}: {unknown}")
+    meta, planned, outcome = found["meta.json"] or {}, found["schedule.json"], found["run.json"]
+    for dc in dcs or meta.get("dcs") or ():
         for prefix, logs in (("producer", producers), ("consumer", consumers), ("read", reads)):
             if dc not in logs:
                 report["problems"].append(f"no {prefix}-{dc}.jsonl in {workdir}: {dc}'s {prefix} log is not judged")
+    if planned is not None:
+        report["faults_planned"] = len(planned)
+        report["faults_unaccounted"], problems = account(planned, faults or [])
+        report["problems"] += problems
+    if outcome is not None:
+        report["problems"] += run_problems(outcome)
+    seed, duration = meta.get("seed"), meta.get("duration_s")
+    report.update(
+        seed=seed, planned_duration_s=duration, run_id=meta.get("run_id"), topic=meta.get("topic"),
+        wan=meta.get("wan"), replay=f"make soak SEED={seed} DURATION={int(duration)}s" if duration else None,
+        **{k: (outcome or {}).get(k) for k in ("interrupted", "error", "wedged", "heal", "wan_rtt")},
+    )  # fmt: skip
     report["ok"] = not report["problems"]
     return report
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from stretch.soak import faults
+from stretch.soak import faults, verify
 from stretch.soak.faults import FaultError, Volume
 from stretch.soak.schedule import Topology
 
@@ -403,7 +403,7 @@ def test_heal_removes_a_throttle_left_behind_and_notes_a_step_that_failed():
     assert any(c.startswith("dc_recovery.yml") and "'dc1'" in c for c in tb.commands("host"))
     assert done["errors"] == ["filler: injected failure at rm -f /var/lib/kafka/data/.soak-filler"]
     assert all("systemctl start kafka" in tb.commands(n) for n in TOPO.all_brokers)
-    assert faults.heal_problems(done) == [f"steps of the heal failed: {done['errors']}"]
+    assert verify.heal_problems(done) == [f"steps of the heal failed: {done['errors']}"]
 
 
 @pytest.mark.parametrize("left", [THROTTLE, RELAXED])
@@ -415,7 +415,7 @@ def test_heal_recovers_what_a_recovery_cut_short_left_and_reads_it_again_after(l
     assert tb.commands("host")[-3:][0].startswith("dc_recovery.yml")
     assert tb.commands("host")[-2:] == ["wait healthy", "read what is left"]
     assert done["left_behind"] == {}
-    assert faults.heal_problems(done) == []
+    assert verify.heal_problems(done) == []
 
 
 @pytest.mark.parametrize("left", [THROTTLE, RELAXED, {**THROTTLE, **RELAXED}])
@@ -424,7 +424,7 @@ def test_a_throttle_or_a_relaxed_min_isr_still_there_after_the_heal_is_a_problem
     tb.left, tb.recovery = left, "leaves"
     done = faults.heal(tb)
     assert done["left_behind"] == left
-    assert faults.heal_problems(done) == [f"left behind after the heal (dc_recovery.yml puts these right): {left}"]
+    assert verify.heal_problems(done) == [f"left behind after the heal (dc_recovery.yml puts these right): {left}"]
 
 
 def test_a_recovery_that_fails_in_the_heal_is_a_problem_and_the_heal_goes_on():
@@ -435,7 +435,7 @@ def test_a_recovery_that_fails_in_the_heal_is_a_problem_and_the_heal_goes_on():
     assert done["errors"] == ["recovery of dc2: dc2: dc_recovery.yml failed (log dc_recovery.json)"]
     assert "recovered" not in done
     assert tb.commands("host")[-2:] == ["wait healthy", "read what is left"]
-    assert faults.heal_problems(done) == [f"steps of the heal failed: {done['errors']}"]
+    assert verify.heal_problems(done) == [f"steps of the heal failed: {done['errors']}"]
 
 
 def test_what_is_left_unread_is_a_problem_never_nothing_left():
@@ -443,7 +443,7 @@ def test_what_is_left_unread_is_a_problem_never_nothing_left():
     tb.left = faults.FaultError("broker 201 is fenced: its throttle rates cannot be read")
     done = faults.heal(tb)
     assert done["left_behind"] is None
-    assert faults.heal_problems(done) == [
+    assert verify.heal_problems(done) == [
         "steps of the heal failed: ['reading the throttle and min.insync.replicas: broker 201 is fenced: its "
         "throttle rates cannot be read']"
     ]
@@ -452,7 +452,7 @@ def test_what_is_left_unread_is_a_problem_never_nothing_left():
 def test_a_heal_that_leaves_the_cluster_not_whole_is_a_problem():
     tb = FakeTestbed()
     tb.wait_healthy = lambda timeout: {"passed": False, "problems": ["broker 201 fenced"], "waited": 600.0}
-    assert faults.heal_problems(faults.heal(tb)) == ["not whole after the heal: ['broker 201 fenced']"]
+    assert verify.heal_problems(faults.heal(tb)) == ["not whole after the heal: ['broker 201 fenced']"]
 
 
 def test_a_dc_recovery_that_fails_is_a_fault_not_undone():

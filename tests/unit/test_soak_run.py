@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from stretch.soak import faults, run
+from stretch.soak import faults, run, verify
 from stretch.soak.schedule import Planned
 
 
@@ -225,7 +225,7 @@ def staged(soak, monkeypatch):
         return {"heal": {"healthy": {"passed": True}}}
 
     soak.heal_everything = heal
-    soak.verdict = lambda meta, healed, *paths: notes.append("verdict") or {"healed": healed}
+    soak.verdict = lambda healed, *paths: notes.append("verdict") or {"healed": healed}
     return soak, notes
 
 
@@ -341,6 +341,10 @@ def judged(soak, monkeypatch):
     monkeypatch.setattr(run.timeline, "draw", lambda *a: None)
     monkeypatch.setattr(run, "AdminClient", Admin)
     soak.plan = [planned(1, "oneway", "dc1>dc2")]
+    soak.write_schedule()
+    meta = {"run_id": soak.run_id, "topic": soak.topic, "seed": 1, "duration_s": 1800.0, "wan": {"on": False},
+            "dcs": ["dc1", "dc2"]}  # fmt: skip
+    (soak.workdir / "meta.json").write_text(json.dumps(meta))
     recorder = run.Recorder(soak.workdir / "faults.jsonl")
     recorder.write({**soak.plan[0].as_dict(), "start": t0 + 0.5, "injected": t0 + 0.6, "undo": t0 + 1, "end": t0 + 1.1,
                     "error": None, "details": {}})  # fmt: skip
@@ -350,38 +354,43 @@ def judged(soak, monkeypatch):
 
 def test_a_verdict_of_a_run_that_did_all_it_planned_passes(judged, tmp_path):
     soak, healed, deleted = judged
-    soak.verdict({"wan": {}}, healed, tmp_path / "soak.json", tmp_path / "soak.png")
+    soak.verdict(healed, tmp_path / "soak.json", tmp_path / "soak.png")
     report = json.loads((tmp_path / "soak.json").read_text())
     assert report["problems"] == []
     assert report["ok"]
     assert report["acked"] == 4
     assert report["faults_unaccounted"] == []
+    assert report["replay"] == "make soak SEED=1 DURATION=1800s"
     assert deleted == [soak.topic]
+    again = json.loads(json.dumps(verify.verify(soak.workdir), default=str))
+    assert again == {k: v for k, v in report.items() if k != "workdir"}
 
 
 def test_an_interrupted_run_a_fault_never_started_and_a_heal_that_failed_a_step_fail_the_verdict(judged, tmp_path):
     soak, healed, deleted = judged
     soak.interrupted = True
     soak.plan.append(planned(2, "cut", "dc1<>dc2"))
+    soak.write_schedule()
     healed["heal"]["errors"] = ["firewall: partition.sh heal: exit 1"]
-    report = soak.verdict({"wan": {}}, healed, tmp_path / "soak.json", tmp_path / "soak.png")
+    report = soak.verdict(healed, tmp_path / "soak.json", tmp_path / "soak.png")
     assert report["problems"] == [
-        "interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end",
         "planned faults with no record (never started): [2]",
+        "interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end",
         "final heal: steps of the heal failed: ['firewall: partition.sh heal: exit 1']",
     ]
     assert not report["ok"]
     assert report["lost"] == 0
     assert deleted == []  # the topic stays for a look when the verdict fails
+    assert verify.verify(soak.workdir)["problems"] == report["problems"]  # judged again: the same verdict
 
 
 def test_a_fault_the_final_heal_could_not_undo_and_what_it_left_behind_fail_the_verdict(judged, tmp_path):
     soak, healed, deleted = judged
     healed["undone"] = {1: {"error": "dc2: dc_recovery.yml failed (log dc_recovery.json)"}}
     healed["heal"]["left_behind"] = {"throttle": {"topic soak-x": {"leader.replication.throttled.replicas": "*"}}}
-    report = soak.verdict({"wan": {}}, healed, tmp_path / "soak.json", tmp_path / "soak.png")
+    report = soak.verdict(healed, tmp_path / "soak.json", tmp_path / "soak.png")
     assert report["problems"] == [
-        "faults the final heal could not undo: {1: 'dc2: dc_recovery.yml failed (log dc_recovery.json)'}",
+        "faults the final heal could not undo: {'1': 'dc2: dc_recovery.yml failed (log dc_recovery.json)'}",
         "final heal: left behind after the heal (dc_recovery.yml puts these right): {'throttle': {'topic soak-x': "
         "{'leader.replication.throttled.replicas': '*'}}}",
     ]
