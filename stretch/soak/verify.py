@@ -25,6 +25,9 @@ What it judges, each a count with examples:
 - beyond the failure model: acknowledgements while such a fault was on
   (from REFUSAL_GRACE_S after it was injected until its undo began): the
   cluster must refuse writes then;
+- produce errors and writes left unconfirmed when a producer stopped, as the
+  drills judge them, but for those under way while a fault beyond the
+  failure model was on (the cluster was to refuse them then);
 - a fault recorded with an error (not injected, not undone, its playbook
   failed) or not run at all: the run did not test what it planned.
 
@@ -194,12 +197,25 @@ def fault_figures(fault, acks_by_producer, run_end):
     }
 
 
+def _outside(writes, windows, run_end):
+    """(the writes, of writes [(producer, event)], under way outside every window [(start, end)]; how many of them
+    were under way inside one). A write is under way from its sending (ts) to its answer (ta; for one never
+    answered, the run's end)."""
+    outside = [(name, e) for name, e in writes
+               if not any(e["ts"] <= end and e.get("ta", run_end) >= start for start, end in windows)]  # fmt: skip
+    return outside, len(writes) - len(outside)
+
+
+def _writes(writes):
+    return [f"{name} key {e['k']} seq {e['s']} to partition {e['p']}" for name, e in writes[:EXAMPLES]]
+
+
 def judge(producers, consumers, reads, faults):
     problems = []
     acks_by_producer = {name: acknowledgements(events) for name, events in producers.items()}
     acks = [a for acks in acks_by_producer.values() for a in acks]
     errors = [(name, e) for name, events in producers.items() for e in events if e.get("e") == "error"]
-    unconfirmed = sum(1 for events in producers.values() for e in events if e.get("e") == "unconfirmed")
+    unconfirmed = [(name, e) for name, events in producers.items() for e in events if e.get("e") == "unconfirmed"]
     starts = [e["t"] for events in producers.values() for e in events if e.get("e") == "start"]
     ends = [e["t"] for events in producers.values() for e in events if e.get("e") == "end"]
     for name, events in sorted(producers.items()):
@@ -260,6 +276,19 @@ def judge(producers, consumers, reads, faults):
             f"{beyond_writes} write(s) acknowledged while a fault beyond the failure model was on "
             f"(faults {[r['id'] for r in beyond if r['acked_while_on']]}): the cluster must refuse them"
         )
+    # A write the client gave up on, or never saw answered, is no pass (as in the drills, stretch.drill), unless
+    # it was under way while a fault beyond the model was on: then the cluster was to refuse it.
+    refusing = [
+        (f["start"], f.get("end") or run_end) for f in faults if not f["in_model"] and f.get("start") is not None
+    ]
+    failed, failed_beyond = _outside(errors, refusing, run_end)
+    left, left_beyond = _outside(unconfirmed, refusing, run_end)
+    if failed:
+        problems.append(f"{len(failed)} write(s) failed with an error outside the faults beyond the failure model "
+                        f"({dict(Counter(e['err'] for _, e in failed))}): {_writes(failed)}")  # fmt: skip
+    if left:
+        problems.append(f"{len(left)} write(s) neither acknowledged nor failed when the producer stopped, outside "
+                        f"the faults beyond the failure model: {_writes(left)}")  # fmt: skip
     # A fault that did not go on, or whose playbook failed, was not tested as planned (or found a failure).
     for r in fault_rows:
         if r["error"]:
@@ -286,7 +315,9 @@ def judge(producers, consumers, reads, faults):
         "acked_without_offset": sum(1 for a in acks if a["o"] is None or a["o"] < 0),
         "produce_errors": len(errors),
         "produce_error_kinds": dict(Counter(e["err"] for _, e in errors)),
-        "unconfirmed": unconfirmed,
+        "produce_errors_beyond_model": failed_beyond,
+        "unconfirmed": len(unconfirmed),
+        "unconfirmed_beyond_model": left_beyond,
         "lost": lost,
         "misplaced": misplaced,
         "duplicates": worst("duplicates"),

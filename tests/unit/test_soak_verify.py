@@ -1,6 +1,7 @@
 """The soak's verifier on crafted logs: each check passes a clean run and fails the run it is there to catch."""
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -272,20 +273,64 @@ def test_a_run_with_nothing_acknowledged_fails_closed():
     report = verify.judge(producers, consumers, {"dc1": [empty]}, [])
     assert report["acked"] == report["lost"] == 0
     assert report["produce_errors"] == 200
-    assert report["problems"] == ["no write was acknowledged"]
+    assert report["problems"][0] == "no write was acknowledged"
+    assert report["problems"][1].startswith("200 write(s) failed with an error outside the faults beyond the ")
 
 
-def test_errors_and_unconfirmed_writes_are_counted_and_are_not_losses():
+def an_error(seq, sent, answered):
+    return {"e": "error", "k": 0, "s": seq, "p": 0, "err": "_MSG_TIMED_OUT", "fatal": False, "ts": sent,
+            "ta": answered}  # fmt: skip
+
+
+def an_unconfirmed(seq, sent):
+    return {"e": "unconfirmed", "k": 1, "s": seq, "p": 1, "ts": sent}
+
+
+def with_outcomes(producers, *events):
+    """producers' dc1 log with events before its end line, which counts them."""
+    producers["dc1"][-1:-1] = events
+    held = Counter(e["e"] for e in producers["dc1"])
+    producers["dc1"][-1].update(errors=held["error"], unconfirmed=held["unconfirmed"])
+    return producers
+
+
+def test_errors_and_unconfirmed_writes_fail_the_run_and_are_not_losses():
     producers, consumers, reads = clean()
-    producers["dc1"].insert(-1, {"e": "error", "k": 0, "s": 999, "p": 0, "err": "_MSG_TIMED_OUT", "fatal": False,
-                                 "ts": T0, "ta": T0 + 300})  # fmt: skip
-    producers["dc1"].insert(-1, {"e": "unconfirmed", "k": 1, "s": 1000, "p": 1, "ts": T0})
-    producers["dc1"][-1].update(errors=1, unconfirmed=1)
+    with_outcomes(producers, an_error(999, T0, T0 + 300), an_unconfirmed(1000, T0 + 1))
     report = verify.judge(producers, consumers, reads, [])
     assert report["produce_errors"] == 1
     assert report["produce_error_kinds"] == {"_MSG_TIMED_OUT": 1}
     assert report["unconfirmed"] == 1
-    assert report["ok"]
+    assert report["lost"] == 0
+    assert report["problems"] == [
+        "1 write(s) failed with an error outside the faults beyond the failure model ({'_MSG_TIMED_OUT': 1}): "
+        "['dc1 key 0 seq 999 to partition 0']",
+        "1 write(s) neither acknowledged nor failed when the producer stopped, outside the faults beyond the "
+        "failure model: ['dc1 key 1 seq 1000 to partition 1']",
+    ]
+    assert not report["ok"]
+
+
+def test_writes_under_way_while_a_fault_beyond_the_model_was_on_may_fail_or_stay_unconfirmed():
+    # Nothing acknowledged from T0+5 to T0+10 while the fault was on: each write sent then failed after 600 s.
+    refused = [(T0 + 5, T0 + 10)]
+    producers = {n: producer_log(n, 200, start=s, skip=refused) for n, s in (("dc1", T0), ("dc2", T0 + 0.05))}
+    consumers, reads = clean()[1], {"dc1": read_of(producers)}
+    beyond = fault(1, T0 + 5, T0 + 10, kind="two-dcs-lost", in_model=False)
+    with_outcomes(
+        producers,
+        an_error(998, T0 + 1, T0 + 5.5),  # sent before it, failed once it was on
+        an_unconfirmed(999, T0 + 9),  # sent while it was on, never answered
+    )
+    report = verify.judge(producers, consumers, reads, [beyond])
+    assert report["produce_errors"] == report["produce_errors_beyond_model"] == 101
+    assert (report["unconfirmed"], report["unconfirmed_beyond_model"]) == (1, 1)
+    assert report["problems"] == []
+    with_outcomes(producers, an_error(1001, T0 + 10.5, T0 + 12), an_unconfirmed(1002, T0 + 11))  # after it
+    report = verify.judge(producers, consumers, reads, [beyond])
+    assert [p.split(" write(s) ")[0] for p in report["problems"]] == ["1", "1"]
+    in_model = {**beyond, "kind": "broker-kill", "in_model": True}  # a fault within the model excuses nothing
+    assert len(verify.judge(producers, consumers, reads, [in_model])["problems"]) == 2
 
 
 def test_a_producer_log_whose_end_counts_other_lines_than_it_holds_fails_closed():
