@@ -4,7 +4,9 @@
    earlier run left is healed, and the cluster must be whole.
 2. A topic of its own (soak-RUN, RF 4, 8 partitions), and, when the
    schedule fills a disk, that broker's small data volume.
-3. The load: a producer and a group member in each broker DC.
+3. The load: a producer and a group member in each broker DC; a run that
+   began over the WAN checks it every few seconds until the load stops
+   (WanWatch).
 4. The faults, slot by slot: each starts no earlier than planned and once
    the cluster is whole again after the one before (gates.cluster_healthy,
    as the playbooks judge it), is held, and undone; each one's record goes
@@ -47,6 +49,7 @@ from confluent_kafka.admin import AdminClient
 from stretch import REPO
 from stretch.cluster import CLUSTER_DEFAULTS, create_topic
 from stretch.drill import wan_probe
+from stretch.periodic import Periodic
 
 from . import faults, reader, schedule, timeline, verify
 from .load import Clients
@@ -68,29 +71,70 @@ class Recorder:
             os.fsync(f.fileno())
 
 
-def wan_state():
-    """The WAN between the DCs as its delayer runs it now: {"on", "links"}."""
-    from stretch.wan.control import State  # noqa: PLC0415  only for this check
+def wan_state(state=None):
+    """The WAN between the DCs as its delayer runs it now: {"on", "links", "delayer_pid", and "why" when off}.
 
-    state = State()
+    On: the delayer's supervisor runs, and the delayer's report (written
+    each second) is fresh and shows the configured links (wan.control.loaded).
+    A delayer that died lets packets through undelayed until its supervisor
+    starts another (--queue-bypass), so a new delayer_pid means a gap.
+    """
+    from stretch.wan import control  # noqa: PLC0415  only for this check
+
+    state = state or control.State()
     try:
-        links = [link.as_dict() for link in state.links() if link.active]
+        active = [link for link in state.links() if link.active]
     except RuntimeError as exc:
-        return {"on": False, "links": [], "why": str(exc)}
+        return {"on": False, "links": [], "delayer_pid": None, "why": str(exc)}
     stats = state.stats()
-    fresh = bool(stats) and time.monotonic() - stats.get("monotonic", 0) < 5
-    return {"on": state.supervisor_pid() is not None and fresh and bool(links), "links": links}
+    why = None
+    if state.supervisor_pid() is None:
+        why = "the delayer's supervisor is not running"
+    elif not active:
+        why = "no link between the DCs is delayed"
+    elif not control.loaded(stats, active):
+        why = "the delayer's report is missing, stale, or not of the configured links"
+    found = {"on": why is None, "links": [link.as_dict() for link in active], "delayer_pid": (stats or {}).get("pid")}
+    return {**found, "why": why} if why else found
 
 
-def stop_probe(probe):
-    """The RTT probe's figures ({"dc1-dc2": {"n", "failed", "p50_ms", ...}}), {"error"} if it failed, or None
-    when there was none (no WAN on the testbed) or it never started. Its failure is the figures', not the
-    soak's."""
-    if probe is None or probe.ident is None:
+class WanWatch(Periodic):
+    """The WAN checked every interval seconds through the run (wan_state()); stop() returns what it saw:
+    {"interval_s", "checks", "off": how many found it off, "off_examples": [{"t", "why"}], "delayer_pids": every
+    delayer process seen, in order}."""
+
+    what = "watching the WAN"
+
+    def __init__(self, interval=5.0, state=None):
+        super().__init__(interval)
+        self.state, self.checks, self.off, self.delayer_pids = state, 0, [], []
+
+    def sample(self):
+        wan = wan_state(self.state)
+        self.checks += 1
+        if not wan["on"]:
+            self.off.append({"t": time.time(), "why": wan["why"]})
+        if wan["delayer_pid"] is not None and wan["delayer_pid"] not in self.delayer_pids:
+            self.delayer_pids.append(wan["delayer_pid"])
+
+    def summary(self):
+        return {"interval_s": self.interval, "checks": self.checks, "off": len(self.off),
+                "off_examples": self.off[:5], "delayer_pids": self.delayer_pids}  # fmt: skip
+
+    def stop(self):
+        super().stop()
+        return self.summary()
+
+
+def stop_sampler(sampler):
+    """A background sampler's figures (the RTT probe's, the WAN watch's), {"error"} if it failed, or None when
+    there was none (no WAN on the testbed) or it never started. Its failure is judged with the figures, not
+    here."""
+    if sampler is None or sampler.ident is None:
         return None
     try:
-        return probe.stop()
-    except Exception as exc:  # noqa: BLE001  the soak is judged by its verifier, not by this
+        return sampler.stop()
+    except Exception as exc:  # noqa: BLE001  the verifier judges it
         return {"error": str(exc)}
 
 
@@ -122,6 +166,7 @@ class Soak:
         self.active, self.lock = {}, threading.Lock()
         self.wedged, self.interrupted, self.error = None, False, None
         self.wan_rtt = None  # the round trips between the DCs measured from the nodes through the run
+        self.wan_watch = None  # what WanWatch saw of the WAN through the run
         # No slot starts later than this after the load did (the one under way finishes: every step of it is
         # bounded); the rest are recorded as not run.
         self.give_up_after = 2 * self.duration + 600
@@ -261,7 +306,10 @@ class Soak:
             raise
         self.out(f"run {self.run_id}: topic {self.topic}, logs in {self.workdir}")
         healed, probe = None, wan_probe()
+        watch = WanWatch() if wan["on"] else None  # the WAN the run began with, until its clients stop
         try:
+            if watch:
+                watch.start()
             bound = 3 * self.duration + 3600  # the clients' own limit, far beyond any run that goes well
             with Clients(self.cluster, self.workdir, self.topic, self.run_id, self.rate, bound) as clients:
                 try:
@@ -281,7 +329,8 @@ class Soak:
         finally:
             if healed is None:
                 healed = self.heal_everything()
-            self.wan_rtt = stop_probe(probe)
+            self.wan_rtt = stop_sampler(probe)
+            self.wan_watch = stop_sampler(watch)
         return self.verdict(healed, report_path, picture_path)
 
     def write_schedule(self):
@@ -291,7 +340,7 @@ class Soak:
     def record_outcome(self, healed):
         """run.json: what only the run knows of itself, for the verifier (verify.run_problems) to judge."""
         outcome = {"interrupted": self.interrupted, "error": self.error, "wedged": self.wedged, "heal": healed,
-                   "wan_rtt": self.wan_rtt}  # fmt: skip
+                   "wan_rtt": self.wan_rtt, "wan_watch": self.wan_watch}  # fmt: skip
         (self.workdir / "run.json").write_text(json.dumps(outcome, indent=1, default=str) + "\n")
 
     def verdict(self, healed, report_path, picture_path):

@@ -436,6 +436,20 @@ def run_problems(outcome):
     return problems + [f"final heal: {p}" for p in heal_problems(healed["heal"])]
 
 
+def wan_problems(watch):
+    """Why the WAN the run began with (meta.json's wan on) was not there throughout, by what the run's watch saw
+    (run.json's wan_watch: stretch.soak.run.WanWatch): [] when every check found it on, with one delayer."""
+    if not watch or watch.get("error") or not watch.get("checks"):
+        return [f"the WAN was not watched through the run: {(watch or {}).get('error') or 'no check recorded'}"]
+    problems = []
+    if watch["off"]:
+        problems.append(f"the WAN was off in {watch['off']} of {watch['checks']} checks: {watch['off_examples']}")
+    if len(watch["delayer_pids"]) > 1:
+        problems.append(f"the WAN's delayer was started again during the run (processes {watch['delayer_pids']}): "
+                        "packets crossed undelayed until it was")  # fmt: skip
+    return problems
+
+
 def verify(workdir, dcs=None):
     """judge() on a run's directory, and what only the directory tells: the verdict of the run.
 
@@ -444,7 +458,8 @@ def verify(workdir, dcs=None):
     there; a log of one of the DCs missing, or a line of any log that is not
     whole JSON, is a problem (what it held cannot be judged); the fault log
     must account for every planned fault (account()); and the run's own
-    outcome in run.json (run_problems()). The run's report is this one, so
+    outcome in run.json (run_problems()), and, when the run began over the
+    WAN, the WAN throughout (wan_problems()). The run's report is this one, so
     judging its directory again gives the same verdict.
     """
     workdir = Path(workdir)
@@ -476,11 +491,13 @@ def verify(workdir, dcs=None):
         report["problems"] += problems
     if outcome is not None:
         report["problems"] += run_problems(outcome)
+        if (meta.get("wan") or {}).get("on"):
+            report["problems"] += wan_problems(outcome.get("wan_watch"))
     seed, duration = meta.get("seed"), meta.get("duration_s")
     report.update(
         seed=seed, planned_duration_s=duration, run_id=meta.get("run_id"), topic=meta.get("topic"),
         wan=meta.get("wan"), replay=f"make soak SEED={seed} DURATION={int(duration)}s" if duration else None,
-        **{k: (outcome or {}).get(k) for k in ("interrupted", "error", "wedged", "heal", "wan_rtt")},
+        **{k: (outcome or {}).get(k) for k in ("interrupted", "error", "wedged", "heal", "wan_rtt", "wan_watch")},
     )  # fmt: skip
     report["ok"] = not report["problems"]
     return report

@@ -346,7 +346,8 @@ def test_a_producer_log_whose_end_counts_other_lines_than_it_holds_fails_closed(
 PLANNED = [{"id": 1, "kind": "broker-kill", "target": "dc1-broker1", "at": 5.0, "hold": 3.0, "in_model": True,
             "parent": None}]  # fmt: skip
 HEALED = {"undone": {}, "heal": {"healthy": {"passed": True, "problems": []}, "left_behind": {}}}
-OUTCOME = {"interrupted": False, "error": None, "wedged": None, "heal": HEALED, "wan_rtt": None}
+WATCHED = {"interval_s": 5.0, "checks": 60, "off": 0, "off_examples": [], "delayer_pids": [77]}
+OUTCOME = {"interrupted": False, "error": None, "wedged": None, "heal": HEALED, "wan_rtt": None, "wan_watch": WATCHED}
 
 
 def write_dir(path, producers, consumers, reads, planned=PLANNED, outcome=OUTCOME):
@@ -420,6 +421,27 @@ def test_a_run_directory_without_its_meta_its_fault_log_or_a_dcs_logs_fails_clos
     problems = verify.verify(tmp_path)["problems"]
     assert problems[1].startswith(f"schedule.json in {tmp_path} is not whole JSON (")
     assert problems[3] == f"no run.json in {tmp_path}: {verify.RUN_FILES['run.json']}"
+
+
+@pytest.mark.parametrize(
+    ("watch", "problem"),
+    [
+        (None, "the WAN was not watched through the run: no check recorded"),
+        ({"error": "watching the WAN failed: boom"}, "the WAN was not watched through the run: watching the WAN "
+                                                     "failed: boom"),
+        ({**WATCHED, "off": 2, "off_examples": [{"t": T0, "why": "stale"}]},
+         f"the WAN was off in 2 of 60 checks: [{{'t': {T0}, 'why': 'stale'}}]"),
+        ({**WATCHED, "delayer_pids": [77, 78]}, "the WAN's delayer was started again during the run (processes "
+                                                "[77, 78]): packets crossed undelayed until it was"),
+    ],
+)  # fmt: skip
+def test_a_wan_that_went_off_or_whose_delayer_died_during_the_run_fails_it(tmp_path, watch, problem):
+    write_dir(tmp_path, *clean(), outcome={**OUTCOME, "wan_watch": watch})
+    report = verify.verify(tmp_path)
+    assert report["problems"] == [problem]
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    (tmp_path / "meta.json").write_text(json.dumps({**meta, "wan": {"on": False}}))  # begun without the WAN
+    assert verify.verify(tmp_path)["ok"]
 
 
 def test_the_fault_log_must_account_for_the_schedule_fault_by_fault():
