@@ -28,7 +28,14 @@ from kafka.admin import KafkaAdminClient
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
 from ansible_collections.stretch.kafka.plugins.filter.spark_config import smoke_spark_files
-from ansible_collections.stretch.kafka.plugins.module_utils import kafka_admin, model, security, spark_security
+from ansible_collections.stretch.kafka.plugins.module_utils import (
+    cluster_settings,
+    kafka_admin,
+    model,
+    quotas,
+    security,
+    spark_security,
+)
 from stretch import REPO
 from stretch.playbook import run
 
@@ -379,16 +386,35 @@ def read_quorum(cluster, errors=None):
         admin.close()
 
 
-def throttle_rates(cluster):
-    """The replication throttle's rates left: {"cluster" or broker id: {config: rate}}, only where one is set."""
+def left_after_recovery(cluster):
+    """What a DC's recovery (dc_recovery.yml) puts right, read back through the admin protocol, where it is not:
+
+        {"throttle": {"cluster-wide" | "broker ID" | "topic NAME": {config: value}},   the replication throttle
+                                                                                       still set, where it is
+         "min_insync_replicas": {"declared": n, "cluster_wide": value or None}}        when the cluster-wide
+                                                                                       value is not the declared
+    and {} when nothing is left. The throttle is judged as the kafka_quotas module removes it
+    (quotas.throttle_plan "absent"), the setting as kafka_cluster_settings keeps it. Fails closed: a fenced
+    broker, whose own rates cannot be read, is a QuotaError naming it; a config the cluster did not describe,
+    an AdminError.
+    """
     admin = cluster.admin(timeout=15)
     try:
-        configs = admin.broker_configs(b for b, info in admin.brokers().items() if not info["fenced"])
-        configs["cluster"] = admin.cluster_configs()
-        rates = {b: {k: v for k, v in c.items() if "throttled.rate" in k} for b, c in configs.items()}
-        return {b: r for b, r in rates.items() if r}
+        brokers = admin.broker_configs(quotas.throttle_brokers("absent", admin.brokers()))
+        topics = admin.topic_configs(admin.topics())
+        wide = admin.cluster_configs()
     finally:
         admin.close()
+    remove = quotas.throttle_plan("absent", None, brokers, topics, wide)
+    throttle = {f"broker {b}": {k: brokers[b][k] for k in c["delete"]} for b, c in remove["brokers"].items()}
+    throttle.update({f"topic {t}": {k: topics[t][k] for k in c["delete"]} for t, c in remove["topics"].items()})
+    if remove["cluster"]["delete"]:
+        throttle["cluster-wide"] = {k: wide[k] for k in remove["cluster"]["delete"]}
+    left = {"throttle": throttle} if throttle else {}
+    declared = cluster.model["min_insync_replicas"]
+    if cluster_settings.plan(cluster_settings.normalize({"min.insync.replicas": declared}), wide)["set"]:
+        left["min_insync_replicas"] = {"declared": declared, "cluster_wide": wide.get("min.insync.replicas")}
+    return left
 
 
 def quorum_leader(cluster):

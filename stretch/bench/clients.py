@@ -250,23 +250,13 @@ def key(case):
     return (case["rtt_ms"], case["client"], case["partitions_per_leader"], case["rate"], case["leader_dc"])
 
 
-def lan_produce_ms(cases):
-    """The leaders' own Produce handling with no WAN: the mean of the leaders' Produce time over the RTT-0 cases,
-    the model's one measured input (so the RTT-0 ratios are its fit, the others its predictions); None without
-    RTT-0 cases."""
-    means = [b["total_ms"] for c in cases if c["rtt_ms"] == 0 for b in c["brokers"].values()
-             if b.get("requests") and b.get("total_ms") is not None]  # fmt: skip
-    return round(sum(means) / len(means), 2) if means else None
-
-
-def with_model(cases):
-    """Each case with the model's p50 and p99 and measured/model beside them."""
-    lan = lan_produce_ms(cases)
+def with_model(cases, lan_produce_ms):
+    """Each case with the model's p50 and p99 and measured/model beside them; lan_produce_ms: the leader's own
+    Produce time from bench-wan's calibration run at RTT 0 (None: no model)."""
     for case in cases:
-        case["model"] = model(case, lan)
+        case["model"] = model(case, lan_produce_ms)
         m = case["model"] or {}
         case["measured_over_model"] = {q: wanmodel.ratio(case[f"{q}_ms"], m.get(q)) for q in ("p50", "p99")}
-    return lan
 
 
 def table(cases):

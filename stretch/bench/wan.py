@@ -19,13 +19,15 @@ inventory's):
    time (RemoteTimeMs: waiting on the far replicas) and how long the far
    followers' fetches wait at the leader;
 3. a controller failover: the active controller's JVM killed, timed to the
-   new leader as the survivors' own metrics report it;
+   new leader as the survivors' own metrics report it; the median counts
+   every kill, and a failed one is a problem (the benchmark exits non-zero);
 4. a rolling restart of every node, timed per node, with producer (c)
    writing through it and the bytes that crossed between the DCs counted by
    the host against what it produced (2.0N for a leader-local producer).
 
 Every figure is printed beside its model (stretch.bench.wanmodel) as
-measured/model. reports/bench-wan.json keeps every figure and
+measured/model; the model's one measured input comes from a calibration run
+at RTT 0 of its own (Bench.calibrate). reports/bench-wan.json keeps every figure and
 docs/images/wan-latency-cdf.png the latency CDFs.
 """
 
@@ -35,6 +37,7 @@ import argparse
 import datetime
 import http.client
 import json
+import math
 import subprocess
 import sys
 import tempfile
@@ -246,6 +249,13 @@ class Bench:
                                  partitions_per_broker=p, partitions=len(one_each) * p)  # fmt: skip
                     out.append(found)
         return out
+
+    def calibrate(self, rate=200):
+        """The model's one measured input (lan_produce_ms), from a run of its own at RTT 0 whose figures no model
+        figure is compared with: a producer in the first DC writing one partition of each leader there, with the
+        recommended settings."""
+        one_each = sorted(parts[0] for parts in self.led_by()[self.first].values())
+        return self.run(self.first, one_each, RECOMMENDED_PRODUCER, rate)
 
     def broker_setting(self, name):
         """A setting as the first broker runs it (its describe_configs), for the model's inputs."""
@@ -496,16 +506,18 @@ def model(found, lan_produce, fetch_wait_ms):
 
 
 def finish(report, path=REPORT):
-    """The model beside each run, the table, the picture: from the raw figures of a run (or of a saved report)."""
+    """The model beside each run, the table, the picture, the problems: from the raw figures of a run (or of a
+    saved report)."""
     try:
-        report["lan_produce_ms"] = lan_produce = lan_produce_ms(report["latency"])
+        report["lan_produce_ms"] = lan_produce = lan_produce_ms(report.get("calibration"))
     except RuntimeError as exc:
         print(f"no model: {exc}")
         lan_produce = None
     for found in report["latency"]:
         found["model"] = model(found, lan_produce, report["replica_fetch_wait_max_ms"]) if lan_produce else None
     if report.get("clients"):
-        report["clients_lan_produce_ms"] = client_cases.with_model(report["clients"])
+        client_cases.with_model(report["clients"], lan_produce)
+    report["problems"] = [p for f in report["failover"].values() for p in f.get("problems", [])]
     path.write_text(json.dumps(report, indent=1) + "\n")
     print(table(report))
     if report.get("clients"):
@@ -513,16 +525,19 @@ def finish(report, path=REPORT):
     if report["latency"]:
         draw(report, CDF_PNG)
         print(f"picture: {CDF_PNG}")
+    for problem in report["problems"]:
+        print(f"problem: {problem}")
     print(f"report: {path}")
 
 
-def lan_produce_ms(results):
-    """The leader's own Produce handling at RTT 0: the brokers' mean over the LAN runs with the recommended
-    settings, the model's one measured input."""
-    means = [b["produce_ms"] for r in results if r["rtt"] == 0 and r["settings_label"] == "recommended"
-             for b in r["brokers"].values() if b["produce_requests"] and b["produce_ms"] is not None]  # fmt: skip
+def lan_produce_ms(calibration):
+    """The leader's own Produce handling at RTT 0, the model's one measured input: the brokers' mean over the
+    calibration run (Bench.calibrate), which is none of the runs the model is compared with."""
+    means = [b["produce_ms"] for b in (calibration or {}).get("brokers", {}).values()
+             if b["produce_requests"] and b["produce_ms"] is not None]  # fmt: skip
     if not means:
-        raise RuntimeError("the model needs the LAN runs (--rtt 0) for the leader's own Produce time")
+        raise RuntimeError("the model needs its calibration run at RTT 0 (measured with --parts latency) for the "
+                           "leader's own Produce time")  # fmt: skip
     return round(sum(means) / len(means), 2)
 
 
@@ -604,13 +619,21 @@ def draw(report, path):
 
 
 def failovers(bench, rtt, kills=FAILOVER_KILLS):
-    """The active controller killed `kills` times in a row: each kill's figures and their median."""
+    """The active controller killed `kills` times in a row: each kill's figures and their median over every kill.
+
+    A kill without a new leader measured, or after which the quorum did not
+    catch up again, failed: it counts in the median as slower than any (the
+    median is None when half or more failed) and is one of the problems.
+    """
     runs = [bench.controller_failover(rtt) for _ in range(kills)]
-    measured = sorted(r["new_leader_after_ms"] for r in runs if r["new_leader_after_ms"] is not None)
-    median = measured[len(measured) // 2] if measured else None
+    times = sorted((r["new_leader_after_ms"] for r in runs), key=lambda t: math.inf if t is None else t)
+    median = times[len(times) // 2]
+    failed = [r["killed"] for r in runs if r["new_leader_after_ms"] is None or not r["quorum_back"]]
+    problems = [f"controller failover at RTT {rtt} ms: {len(failed)} of {kills} kills without a new leader "
+                f"measured or the quorum back (killed {failed})"] if failed else []  # fmt: skip
     model = runs[0]["model_ms"]
     return {"runs": runs, "new_leader_after_ms": median, "model_ms": model, "ratio": wanmodel.ratio(median, model),
-            "killed": [r["killed"] for r in runs]}  # fmt: skip
+            "killed": [r["killed"] for r in runs], "failed_kills": len(failed), "problems": problems}  # fmt: skip
 
 
 def save(report):
@@ -655,8 +678,9 @@ def main(argv=None):
     p.add_argument("--report", type=Path, help="only the model, the table and the picture of a saved report")
     args = p.parse_args(argv)
     if args.report:
-        finish(json.loads(args.report.read_text()), args.report)
-        return 0
+        report = json.loads(args.report.read_text())
+        finish(report, args.report)
+        return 1 if report["problems"] else 0
     parts = set(args.parts.split(","))
     if parts - set(PARTS):
         p.error(f"--parts: unknown {','.join(sorted(parts - set(PARTS)))} (known: {','.join(PARTS)})")
@@ -678,6 +702,12 @@ def main(argv=None):
                 bench.clients = {bench.first: near, bench.second: far}
                 if "clients" in parts:
                     side_by_side.prepare()
+                if parts & {"latency", "clients"} and "calibration" not in report:
+                    print("RTT 0 ms: the model's calibration run", flush=True)
+                    control.set_rtt(0)
+                    time.sleep(10)
+                    report["calibration"] = bench.calibrate()
+                    save(report)
                 for rtt in rtts:
                     print(f"RTT {rtt} ms between {bench.first} and {bench.second}", flush=True)
                     control.set_rtt(rtt)
@@ -717,7 +747,7 @@ def main(argv=None):
             control.apply(wan_inventory.read(cluster.inventory))
     save(report)  # the raw figures, before the model
     finish(report)
-    return 0
+    return 1 if report["problems"] else 0
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 Every input comes from outside the figure it predicts: the round trips are
 the WAN's settings, the broker's own handling time comes from its request
-metrics at RTT 0 (a LAN run of the same benchmark), and the producer's
-settings and rate are the run's. In short:
+metrics in the benchmark's calibration run at RTT 0 (none of the runs the
+model is compared with), and the producer's settings and rate are the run's. In short:
 
 - A leader completes an acks=all Produce once every in-sync replica has
   fetched past it. A far replica's fetch waits at the leader (parked) until

@@ -230,12 +230,15 @@ def takeover(events, dead, killed_at):
     """Seconds from killed_at until the surviving members together owned every partition the dead ones had.
 
     events: {member: [event]}; dead: the members killed at killed_at.
-    None when the survivors never took all of them over.
+    None when the survivors never took all of them over, and when the dead
+    owned nothing when they were killed ("why" says so): a takeover that did
+    not happen is not one of no time.
     """
     timelines = {m: owned_over_time(e) for m, e in events.items()}
     orphaned = set().union(*(owned_at(timelines[m], killed_at) for m in dead)) if dead else set()
     if not orphaned:
-        return {"partitions": [], "seconds": 0.0}
+        why = f"the members killed ({sorted(dead)}) owned no partition then: nothing was taken over"
+        return {"partitions": [], "seconds": None, "why": why}
     survivors = [m for m in timelines if m not in dead]
     moments = sorted({t for m in survivors for t, _ in timelines[m] if t >= killed_at})
     for t in moments:

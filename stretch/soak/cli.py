@@ -143,11 +143,14 @@ def main(argv=None):
         print(json.dumps(one_fault(args), indent=1, default=str))
         return 0
     if args.command == "heal":
-        from . import faults  # noqa: PLC0415
+        from . import faults, verify  # noqa: PLC0415
 
         done = faults.heal(testbed())
         print(json.dumps(done, indent=1, default=str))
-        return 0 if done["healthy"]["passed"] and not done.get("errors") else 1
+        problems = verify.heal_problems(done)
+        for problem in problems:
+            print(f"heal: {problem}", file=sys.stderr)
+        return 1 if problems else 0
     from stretch import cluster as inventory  # noqa: PLC0415
 
     from .run import Soak, default_paths  # noqa: PLC0415

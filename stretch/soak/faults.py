@@ -1,9 +1,11 @@
 """The soak's faults, each injected and undone on the running testbed, each runnable alone.
 
-Every fault is a small class: inject(testbed) puts it on and returns what it
-did (the resolved target, the playbook's figures), undo(testbed) takes it
-off. Undo is idempotent: it is safe on a fault that was never injected, was
-injected twice, or was half undone, because the soak's `finally` and
+Every fault is a small class: inject(testbed) puts it on, confirms it took
+effect (a killed JVM gone, a paused one stopped, a lost DC's nodes down:
+FaultError otherwise) and returns what it did (the resolved target, the
+process, the playbook's figures), undo(testbed) takes it off. Undo is
+idempotent: it is safe on a fault that was never injected, was injected
+twice, or was half undone, because the soak's `finally` and
 `python -m stretch.soak heal` call it whatever happened before.
 
 The testbed is reached as an operator on its host would: `podman exec` into
@@ -21,7 +23,7 @@ import time
 
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from stretch import REPO
-from stretch.cluster import playbook, read_quorum, throttle_rates
+from stretch.cluster import left_after_recovery, playbook, read_quorum
 
 from .schedule import KINDS
 
@@ -31,6 +33,7 @@ VOLUME_HEADROOM = 512 * 1024 * 1024  # the data volume's free space, beyond the 
 VOLUME_LOWER = ".soak-lower"  # the log dir's own directory while the volume covers it (name prefix, beside it)
 VOLUME_COPY = ".soak-copy"  # the volume's contents copied back, before they replace the log dir
 VOLUME_MARK = ".soak-volume"  # in the log dir once the volume holds its data (Kafka loads only directories there)
+CONFIRM_TIMEOUT_S = 10  # for a signal to take effect, and a node stopped to be seen down
 
 
 class FaultError(RuntimeError):
@@ -97,8 +100,10 @@ class Testbed:
         quorum = read_quorum(self.cluster)
         return quorum is not None and quorum.get("leader", -1) >= 0
 
-    def throttles_left(self):
-        return throttle_rates(self.cluster)
+    def left_behind(self):
+        """What a recovery cut short leaves: the replication throttle, a relaxed min.insync.replicas
+        (stretch.cluster.left_after_recovery); {} when nothing."""
+        return left_after_recovery(self.cluster)
 
     def expected(self):
         return {
@@ -119,14 +124,53 @@ class Testbed:
 # -- what several faults do to a node's kafka service ---------------------------
 
 
+def main_pid(tb, node):
+    """The process id of the node's kafka service (its JVM) in the container, 0 when none runs."""
+    found = tb.exec(node, "systemctl", "show", "-p", "MainPID", "--value", "kafka")
+    if not found.isdigit():
+        raise FaultError(f"{node}: systemd gave kafka's main process id as {found!r}")
+    return int(found)
+
+
+def running_jvm(tb, node, fault):
+    """The kafka JVM's process id, for a fault that needs one running; FaultError when none is."""
+    pid = main_pid(tb, node)
+    if not pid:
+        raise FaultError(f"{node}: kafka is not running, so there is nothing to {fault}")
+    return pid
+
+
+def process_state(tb, node, pid):
+    """The state of process pid in the node's container, as /proc has it (R, S, D, T stopped, Z a zombie), or
+    None when there is no such process."""
+    found = tb.exec(node, "sed", "-n", "s/^State:[[:space:]]*//p", f"/proc/{pid}/status", check=False)
+    return found[:1] or None
+
+
+def confirm(check, failure, interval=0.2):
+    """Until check() is true; FaultError(failure) when it is not within CONFIRM_TIMEOUT_S: a fault not seen to
+    take effect did not happen as planned."""
+    deadline = time.monotonic() + CONFIRM_TIMEOUT_S
+    while not check():
+        if time.monotonic() > deadline:
+            raise FaultError(f"{failure} {CONFIRM_TIMEOUT_S} s later")
+        time.sleep(interval)
+
+
 def kill(tb, node):
-    """SIGKILL the node's JVM; Restart=on-failure in kafka.service starts it again after RestartSec."""
+    """SIGKILL the node's JVM, confirmed gone; Restart=on-failure in kafka.service starts it again after
+    RestartSec. Returns the killed process's id."""
+    pid = running_jvm(tb, node, "kill")
     tb.exec(node, "systemctl", "kill", "--signal=SIGKILL", "kafka")
+    confirm(lambda: process_state(tb, node, pid) in (None, "Z"), f"{node}: kafka's JVM (pid {pid}) still ran")
+    return pid
 
 
 def kill_and_keep_down(tb, node):
-    """SIGKILL, then stop, so systemd does not start it again: a node that is gone (as dc_failover.yml does)."""
+    """SIGKILL, then stop, so systemd does not start it again: a node that is gone (as dc_failover.yml does),
+    confirmed with no kafka process left."""
     tb.sh(node, "systemctl kill --signal=SIGKILL kafka; systemctl stop kafka", timeout=90)
+    confirm(lambda: main_pid(tb, node) == 0 and not is_active(tb, node), f"{node}: kafka still ran")
 
 
 def ensure_started(tb, node):
@@ -167,8 +211,7 @@ class BrokerKill(Fault):
     kind = "broker-kill"
 
     def inject(self, tb):
-        kill(tb, self.target)
-        return {"node": self.target}
+        return {"node": self.target, "killed_pid": kill(tb, self.target)}
 
     def undo(self, tb):
         ensure_started(tb, self.target)
@@ -186,8 +229,7 @@ class ControllerKill(Fault):
 
     def inject(self, tb):
         self.node = tb.quorum_leader() if self.target == "active" else self.target
-        kill(tb, self.node)
-        return {"node": self.node}
+        return {"node": self.node, "killed_pid": kill(tb, self.node)}
 
     def undo(self, tb):
         nodes = [self.node] if self.node else tb.topology.all_controllers
@@ -206,10 +248,11 @@ class BrokerPause(Fault):
     kind = "broker-pause"
 
     def inject(self, tb):
+        pid = running_jvm(tb, self.target, "pause")
         tb.exec(self.target, "systemctl", "kill", "--kill-whom=main", "--signal=SIGSTOP", "kafka")
-        state = tb.sh(self.target, "grep '^State:' /proc/$(systemctl show -p MainPID --value kafka)/status",
-                      check=False)  # fmt: skip
-        return {"node": self.target, "process_state": state.split(":", 1)[-1].strip()}
+        confirm(lambda: process_state(tb, self.target, pid) == "T", f"{self.target}: kafka's JVM (pid {pid}) was "
+                "not stopped")  # fmt: skip
+        return {"node": self.target, "paused_pid": pid}
 
     def undo(self, tb):
         tb.exec(self.target, "systemctl", "kill", "--signal=SIGCONT", "kafka", check=False)
@@ -224,12 +267,33 @@ class DcLoss(Fault):
     GATE_TIMEOUT = 300
 
     def inject(self, tb):
-        return tb.playbook("dc_failover", kafka_ops_failover_dc=self.target, kafka_ops_failover_mode="kill",
-                           kafka_ops_gate_timeout=self.GATE_TIMEOUT)  # fmt: skip
+        """dc_failover.yml; once it passed, every node of the DC confirmed down (FaultError naming one that is
+        not)."""
+        run = tb.playbook("dc_failover", kafka_ops_failover_dc=self.target, kafka_ops_failover_mode="kill",
+                          kafka_ops_gate_timeout=self.GATE_TIMEOUT)  # fmt: skip
+        if run["ok"]:
+            nodes = [*tb.topology.controllers.get(self.target, ()), *tb.topology.brokers.get(self.target, ())]
+            running = [n for n in nodes if is_active(tb, n)]
+            if running:
+                raise FaultError(f"{self.target}: dc_failover.yml passed, and kafka still runs on {running}")
+        return run
 
     def undo(self, tb):
-        return tb.playbook("dc_recovery", kafka_ops_failover_dc=self.target, kafka_ops_recovery_smoke_test=False,
-                           kafka_ops_gate_timeout=2 * self.GATE_TIMEOUT)  # fmt: skip
+        """dc_recovery.yml for the DC; FaultError when it fails: the DC is not known to be back, nor the throttle
+        off and min.insync.replicas as declared, so the fault is not undone."""
+        run = tb.playbook("dc_recovery", kafka_ops_failover_dc=self.target, kafka_ops_recovery_smoke_test=False,
+                          kafka_ops_gate_timeout=2 * self.GATE_TIMEOUT)  # fmt: skip
+        failed = playbook_failure(run)
+        if failed:
+            raise FaultError(f"{self.target}: {failed}")
+        return run
+
+
+def playbook_failure(result):
+    """What failed, when result is a playbook run's (Testbed.playbook) that did not pass; else None."""
+    if result.get("ok") is False:
+        return f"{result['playbook']}.yml failed (log {result['log']})"
+    return None
 
 
 class _Cut(Fault):
@@ -505,8 +569,10 @@ def heal(tb, volumes=True, timeout=600):
     The host's cut healed; every broker's data volume emptied of its filler
     (and, with volumes, put back on the container's disk); every node resumed,
     its failed state cleared and started, controllers first; then, if a node
-    had been down or a replication throttle was left (a recovery cut short),
-    dc_recovery.yml for its DC, as an operator would. Returns what it did.
+    had been down, or a replication throttle or a relaxed min.insync.replicas
+    was left (a recovery cut short), dc_recovery.yml for its DC, as an
+    operator would; and what a recovery puts right read back once more
+    ("left_behind"). Returns what it did; verify.heal_problems() judges it.
     """
     done = {}
     with _noted(done, "firewall"):
@@ -527,15 +593,24 @@ def heal(tb, volumes=True, timeout=600):
                 if restored["restored"]:
                     done.setdefault("volumes_restored", []).append(broker)
     done["healthy"] = tb.wait_healthy(timeout)
-    with _noted(done, "throttle"):
-        left = tb.throttles_left()
-        done["throttles_left"] = left
-        dcs = sorted({topo.dc_of(n) for n in down} & set(topo.broker_dcs)) or (topo.broker_dcs[:1] if left else [])
-        for dc in dcs:
-            done.setdefault("recovered", []).append(DcLoss(dc).undo(tb))
-        if dcs:
-            done["healthy"] = tb.wait_healthy(timeout)
+    left = done["left_before_recovery"] = _left_behind(tb, done)
+    dcs = sorted({topo.dc_of(n) for n in down} & set(topo.broker_dcs)) or (topo.broker_dcs[:1] if left else [])
+    for dc in dcs:
+        with _noted(done, f"recovery of {dc}"):
+            recovered = DcLoss(dc).undo(tb)
+            done.setdefault("recovered", []).append(recovered)
+    if dcs:
+        done["healthy"] = tb.wait_healthy(timeout)
+        left = _left_behind(tb, done)
+    done["left_behind"] = left
     return done
+
+
+def _left_behind(tb, done):
+    """tb.left_behind(), or None when it could not be read (noted: what is left is then unknown)."""
+    with _noted(done, "reading the throttle and min.insync.replicas"):
+        return tb.left_behind()
+    return None
 
 
 @contextlib.contextmanager

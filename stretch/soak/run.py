@@ -4,12 +4,16 @@
    earlier run left is healed, and the cluster must be whole.
 2. A topic of its own (soak-RUN, RF 4, 8 partitions), and, when the
    schedule fills a disk, that broker's small data volume.
-3. The load: a producer and a group member in each broker DC.
+3. The load: a producer and a group member in each broker DC; a run that
+   began over the WAN checks it every few seconds until the load stops
+   (WanWatch).
 4. The faults, slot by slot: each starts no earlier than planned and once
    the cluster is whole again after the one before (gates.cluster_healthy,
    as the playbooks judge it), is held, and undone; each one's record goes
    to faults.jsonl as it ends. A cluster that is not whole again within
-   SETTLE_TIMEOUT_S after a heal is wedged: the schedule stops there.
+   SETTLE_TIMEOUT_S, nor after a heal (or whose heal failed a step or left a
+   throttle or a relaxed min.insync.replicas), is wedged: the schedule stops
+   there.
 5. Whatever happens (an error, Ctrl-C, SIGTERM), `finally` undoes every
    fault still on and heals everything (faults.heal), then stops the load.
    A second Ctrl-C during that heal starts it once more; a third leaves it
@@ -17,8 +21,10 @@
 6. The full read of the topic as each DC, then the verifier (verify.py),
    reports/soak.json and the timeline picture. Besides the verifier's
    problems, the verdict fails on an interrupted or failed run, a planned
-   fault never started, a wedged cluster, and a final heal that failed a
-   step or left the cluster not whole.
+   fault never started, a wedged cluster, a fault the final heal could not
+   undo, and a final heal that failed a step, left the cluster not whole, or
+   left a replication throttle or a relaxed min.insync.replicas behind
+   (verify.heal_problems).
 
 Bounded: the schedule is finite (schedule.plan); no slot starts later than
 twice the duration plus ten minutes after the load began (the rest are
@@ -43,8 +49,9 @@ from confluent_kafka.admin import AdminClient
 from stretch import REPO
 from stretch.cluster import CLUSTER_DEFAULTS, create_topic
 from stretch.drill import wan_probe
+from stretch.periodic import Periodic
 
-from . import faults, reader, records, schedule, timeline, verify
+from . import faults, reader, schedule, timeline, verify
 from .load import Clients
 
 SETTLE_TIMEOUT_S = 600
@@ -64,29 +71,70 @@ class Recorder:
             os.fsync(f.fileno())
 
 
-def wan_state():
-    """The WAN between the DCs as its delayer runs it now: {"on", "links"}."""
-    from stretch.wan.control import State  # noqa: PLC0415  only for this check
+def wan_state(state=None):
+    """The WAN between the DCs as its delayer runs it now: {"on", "links", "delayer_pid", and "why" when off}.
 
-    state = State()
+    On: the delayer's supervisor runs, and the delayer's report (written
+    each second) is fresh and shows the configured links (wan.control.loaded).
+    A delayer that died lets packets through undelayed until its supervisor
+    starts another (--queue-bypass), so a new delayer_pid means a gap.
+    """
+    from stretch.wan import control  # noqa: PLC0415  only for this check
+
+    state = state or control.State()
     try:
-        links = [link.as_dict() for link in state.links() if link.active]
+        active = [link for link in state.links() if link.active]
     except RuntimeError as exc:
-        return {"on": False, "links": [], "why": str(exc)}
+        return {"on": False, "links": [], "delayer_pid": None, "why": str(exc)}
     stats = state.stats()
-    fresh = bool(stats) and time.monotonic() - stats.get("monotonic", 0) < 5
-    return {"on": state.supervisor_pid() is not None and fresh and bool(links), "links": links}
+    why = None
+    if state.supervisor_pid() is None:
+        why = "the delayer's supervisor is not running"
+    elif not active:
+        why = "no link between the DCs is delayed"
+    elif not control.loaded(stats, active):
+        why = "the delayer's report is missing, stale, or not of the configured links"
+    found = {"on": why is None, "links": [link.as_dict() for link in active], "delayer_pid": (stats or {}).get("pid")}
+    return {**found, "why": why} if why else found
 
 
-def stop_probe(probe):
-    """The RTT probe's figures ({"dc1-dc2": {"n", "failed", "p50_ms", ...}}), {"error"} if it failed, or None
-    when there was none (no WAN on the testbed) or it never started. Its failure is the figures', not the
-    soak's."""
-    if probe is None or probe.ident is None:
+class WanWatch(Periodic):
+    """The WAN checked every interval seconds through the run (wan_state()); stop() returns what it saw:
+    {"interval_s", "checks", "off": how many found it off, "off_examples": [{"t", "why"}], "delayer_pids": every
+    delayer process seen, in order}."""
+
+    what = "watching the WAN"
+
+    def __init__(self, interval=5.0, state=None):
+        super().__init__(interval)
+        self.state, self.checks, self.off, self.delayer_pids = state, 0, [], []
+
+    def sample(self):
+        wan = wan_state(self.state)
+        self.checks += 1
+        if not wan["on"]:
+            self.off.append({"t": time.time(), "why": wan["why"]})
+        if wan["delayer_pid"] is not None and wan["delayer_pid"] not in self.delayer_pids:
+            self.delayer_pids.append(wan["delayer_pid"])
+
+    def summary(self):
+        return {"interval_s": self.interval, "checks": self.checks, "off": len(self.off),
+                "off_examples": self.off[:5], "delayer_pids": self.delayer_pids}  # fmt: skip
+
+    def stop(self):
+        super().stop()
+        return self.summary()
+
+
+def stop_sampler(sampler):
+    """A background sampler's figures (the RTT probe's, the WAN watch's), {"error"} if it failed, or None when
+    there was none (no WAN on the testbed) or it never started. Its failure is judged with the figures, not
+    here."""
+    if sampler is None or sampler.ident is None:
         return None
     try:
-        return probe.stop()
-    except Exception as exc:  # noqa: BLE001  the soak is judged by its verifier, not by this
+        return sampler.stop()
+    except Exception as exc:  # noqa: BLE001  the verifier judges it
         return {"error": str(exc)}
 
 
@@ -118,6 +166,7 @@ class Soak:
         self.active, self.lock = {}, threading.Lock()
         self.wedged, self.interrupted, self.error = None, False, None
         self.wan_rtt = None  # the round trips between the DCs measured from the nodes through the run
+        self.wan_watch = None  # what WanWatch saw of the WAN through the run
         # No slot starts later than this after the load did (the one under way finishes: every step of it is
         # bounded); the rest are recorded as not run.
         self.give_up_after = 2 * self.duration + 600
@@ -135,8 +184,7 @@ class Soak:
             details = fault.inject(self.tb)
             rec["details"]["inject"], rec["injected"] = details, time.time()
             rec["resolved"] = details.get("node") or planned.target
-            if details.get("ok") is False:
-                rec["error"] = f"{details['playbook']}.yml failed (log {details['log']})"
+            rec["error"] = faults.playbook_failure(details)
             if planned.kind != "rolling-restart":
                 self.stop.wait(planned.hold)
         except Exception as exc:  # noqa: BLE001  recorded; the fault is undone all the same
@@ -145,8 +193,6 @@ class Soak:
             rec["undo"] = time.time()
             try:
                 rec["details"]["undo"] = fault.undo(self.tb)
-                if rec["details"]["undo"].get("ok") is False:
-                    rec["error"] = (rec["error"] or "") + f" undo: {rec['details']['undo']['playbook']}.yml failed"
                 with self.lock:
                     self.active.pop(planned.id, None)
             except Exception as exc:  # noqa: BLE001  left in self.active: heal() takes it off
@@ -181,8 +227,9 @@ class Soak:
             return outcome
         self.out(f"not whole {SETTLE_TIMEOUT_S} s after the fault: {outcome['problems'][:3]}; healing")
         healed = faults.heal(self.tb, volumes=False, timeout=SETTLE_TIMEOUT_S)
-        if not healed["healthy"]["passed"]:
-            self.wedged = {"problems": healed["healthy"]["problems"], "heal": healed}
+        problems = verify.heal_problems(healed)
+        if problems:
+            self.wedged = {"problems": problems, "heal": healed}
         return healed["healthy"]
 
     # -- the run -----------------------------------------------------------------
@@ -196,10 +243,11 @@ class Soak:
 
     def prepare(self, wan):
         self.workdir.mkdir(parents=True)
-        (self.workdir / "schedule.json").write_text(json.dumps([f.as_dict() for f in self.plan], indent=1) + "\n")
+        self.write_schedule()
         healed = faults.heal(self.tb, volumes=True, timeout=300)
-        if not healed["healthy"]["passed"]:
-            raise SystemExit(f"soak: the cluster is not whole before the soak: {healed['healthy']['problems'][:5]}")
+        problems = verify.heal_problems(healed)
+        if problems:
+            raise SystemExit(f"soak: the cluster is not as a soak starts from: {'; '.join(problems)}")
         config = {"bootstrap.servers": self.cluster.bootstrap_servers, **self.cluster.client_config}
         create_topic(AdminClient(config), self.topic, PARTITIONS, int(CLUSTER_DEFAULTS["kafka_replication_factor"]))
         meta = {"run_id": self.run_id, "topic": self.topic, "seed": self.seed, "duration_s": self.duration,
@@ -252,13 +300,16 @@ class Soak:
         self.out(schedule.describe(self.plan, self.seed, self.duration))
         wan = self.check_wan()
         try:
-            meta = self.prepare(wan)
+            self.prepare(wan)
         except BaseException:
             self.heal_everything()  # a data volume made, a topic half there: nothing is left behind
             raise
         self.out(f"run {self.run_id}: topic {self.topic}, logs in {self.workdir}")
         healed, probe = None, wan_probe()
+        watch = WanWatch() if wan["on"] else None  # the WAN the run began with, until its clients stop
         try:
+            if watch:
+                watch.start()
             bound = 3 * self.duration + 3600  # the clients' own limit, far beyond any run that goes well
             with Clients(self.cluster, self.workdir, self.topic, self.run_id, self.rate, bound) as clients:
                 try:
@@ -278,43 +329,29 @@ class Soak:
         finally:
             if healed is None:
                 healed = self.heal_everything()
-            self.wan_rtt = stop_probe(probe)
-        return self.verdict(meta, healed, report_path, picture_path)
+            self.wan_rtt = stop_sampler(probe)
+            self.wan_watch = stop_sampler(watch)
+        return self.verdict(healed, report_path, picture_path)
 
-    def verdict(self, meta, healed, report_path, picture_path):
+    def write_schedule(self):
+        """schedule.json: the faults planned, for the verifier to account for (verify.account)."""
+        (self.workdir / "schedule.json").write_text(json.dumps([f.as_dict() for f in self.plan], indent=1) + "\n")
+
+    def record_outcome(self, healed):
+        """run.json: what only the run knows of itself, for the verifier (verify.run_problems) to judge."""
+        outcome = {"interrupted": self.interrupted, "error": self.error, "wedged": self.wedged, "heal": healed,
+                   "wan_rtt": self.wan_rtt, "wan_watch": self.wan_watch}  # fmt: skip
+        (self.workdir / "run.json").write_text(json.dumps(outcome, indent=1, default=str) + "\n")
+
+    def verdict(self, healed, report_path, picture_path):
+        """The reads as each DC, then the verifier on the run's directory: its report is the run's."""
+        self.record_outcome(healed)
         client = self.cluster.client_config
         for dc in self.topology.broker_dcs:
             reader.read_topic(self.cluster.bootstrap_servers, client, self.topic, self.run_id, dc,
                               self.workdir / f"read-{dc}.jsonl")  # fmt: skip
-        report = verify.verify(self.workdir, self.topology.broker_dcs)
-        details = {}
-        recorded = self.workdir / "faults.jsonl"
-        for found in records.read_log(recorded)[0] if recorded.exists() else []:
-            details[found["id"]] = {"planned_at": found.get("planned_at"), "hold": found.get("hold"),
-                                    "details": found.get("details")}  # fmt: skip
-        for row in report["faults"]:
-            row.update(details.get(row["id"], {}))
-        report.update(
-            seed=self.seed, planned_duration_s=self.duration, run_id=self.run_id, topic=self.topic, wan=meta["wan"],
-            faults_planned=len(self.plan), interrupted=self.interrupted, error=self.error, wedged=self.wedged,
-            heal=healed, wan_rtt=self.wan_rtt,
-            replay=f"make soak SEED={self.seed} DURATION={int(self.duration)}s", workdir=str(self.workdir),
-        )  # fmt: skip
-        unaccounted = [f.id for f in self.plan if f.id not in details]
-        report["faults_unaccounted"] = unaccounted
-        if self.interrupted:
-            report["problems"].append("interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end")
-        if self.error:
-            report["problems"].append(f"the run stopped early: {self.error}")
-        if unaccounted:
-            report["problems"].append(f"planned faults with no record (never started): {unaccounted}")
-        if self.wedged:
-            report["problems"].append(f"wedged: the cluster was not whole after a heal: {self.wedged['problems'][:3]}")
-        if not healed["heal"]["healthy"]["passed"]:
-            report["problems"].append(f"not whole after the final heal: {healed['heal']['healthy']['problems'][:3]}")
-        if healed["heal"].get("errors"):
-            report["problems"].append(f"steps of the final heal failed: {healed['heal']['errors']}")
-        report["ok"] = not report["problems"]
+        report = verify.verify(self.workdir)
+        report["workdir"] = str(self.workdir)
         verify.write(report, report_path)
         acks = {name: verify.acknowledgements(events) for name, events in verify.load_dir(self.workdir)[0].items()}
         title = (f"soak seed {self.seed}, {report['duration_s'] / 60:.0f} min, {len(report['faults'])} faults of "

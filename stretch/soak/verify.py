@@ -25,6 +25,9 @@ What it judges, each a count with examples:
 - beyond the failure model: acknowledgements while such a fault was on
   (from REFUSAL_GRACE_S after it was injected until its undo began): the
   cluster must refuse writes then;
+- produce errors and writes left unconfirmed when a producer stopped, as the
+  drills judge them, but for those under way while a fault beyond the
+  failure model was on (the cluster was to refuse them then);
 - a fault recorded with an error (not injected, not undone, its playbook
   failed) or not run at all: the run did not test what it planned.
 
@@ -194,12 +197,25 @@ def fault_figures(fault, acks_by_producer, run_end):
     }
 
 
+def _outside(writes, windows, run_end):
+    """(the writes, of writes [(producer, event)], under way outside every window [(start, end)]; how many of them
+    were under way inside one). A write is under way from its sending (ts) to its answer (ta; for one never
+    answered, the run's end)."""
+    outside = [(name, e) for name, e in writes
+               if not any(e["ts"] <= end and e.get("ta", run_end) >= start for start, end in windows)]  # fmt: skip
+    return outside, len(writes) - len(outside)
+
+
+def _writes(writes):
+    return [f"{name} key {e['k']} seq {e['s']} to partition {e['p']}" for name, e in writes[:EXAMPLES]]
+
+
 def judge(producers, consumers, reads, faults):
     problems = []
     acks_by_producer = {name: acknowledgements(events) for name, events in producers.items()}
     acks = [a for acks in acks_by_producer.values() for a in acks]
     errors = [(name, e) for name, events in producers.items() for e in events if e.get("e") == "error"]
-    unconfirmed = sum(1 for events in producers.values() for e in events if e.get("e") == "unconfirmed")
+    unconfirmed = [(name, e) for name, events in producers.items() for e in events if e.get("e") == "unconfirmed"]
     starts = [e["t"] for events in producers.values() for e in events if e.get("e") == "start"]
     ends = [e["t"] for events in producers.values() for e in events if e.get("e") == "end"]
     for name, events in sorted(producers.items()):
@@ -247,6 +263,9 @@ def judge(producers, consumers, reads, faults):
             "start": round(fault["start"] - t0, 1),
             "end": round((fault.get("end") or run_end) - t0, 1),
             "error": fault.get("error"),
+            "planned_at": fault.get("planned_at"),
+            "hold": fault.get("hold"),
+            "details": fault.get("details"),
             **fault_figures(fault, acks_by_producer, run_end),
         }
         fault_rows.append(row)
@@ -257,6 +276,19 @@ def judge(producers, consumers, reads, faults):
             f"{beyond_writes} write(s) acknowledged while a fault beyond the failure model was on "
             f"(faults {[r['id'] for r in beyond if r['acked_while_on']]}): the cluster must refuse them"
         )
+    # A write the client gave up on, or never saw answered, is no pass (as in the drills, stretch.drill), unless
+    # it was under way while a fault beyond the model was on: then the cluster was to refuse it.
+    refusing = [
+        (f["start"], f.get("end") or run_end) for f in faults if not f["in_model"] and f.get("start") is not None
+    ]
+    failed, failed_beyond = _outside(errors, refusing, run_end)
+    left, left_beyond = _outside(unconfirmed, refusing, run_end)
+    if failed:
+        problems.append(f"{len(failed)} write(s) failed with an error outside the faults beyond the failure model "
+                        f"({dict(Counter(e['err'] for _, e in failed))}): {_writes(failed)}")  # fmt: skip
+    if left:
+        problems.append(f"{len(left)} write(s) neither acknowledged nor failed when the producer stopped, outside "
+                        f"the faults beyond the failure model: {_writes(left)}")  # fmt: skip
     # A fault that did not go on, or whose playbook failed, was not tested as planned (or found a failure).
     for r in fault_rows:
         if r["error"]:
@@ -283,7 +315,9 @@ def judge(producers, consumers, reads, faults):
         "acked_without_offset": sum(1 for a in acks if a["o"] is None or a["o"] < 0),
         "produce_errors": len(errors),
         "produce_error_kinds": dict(Counter(e["err"] for _, e in errors)),
-        "unconfirmed": unconfirmed,
+        "produce_errors_beyond_model": failed_beyond,
+        "unconfirmed": len(unconfirmed),
+        "unconfirmed_beyond_model": left_beyond,
         "lost": lost,
         "misplaced": misplaced,
         "duplicates": worst("duplicates"),
@@ -316,7 +350,8 @@ def judge(producers, consumers, reads, faults):
 
 
 def load_dir(workdir):
-    """(producers, consumers, reads, faults, torn lines) of a run's directory; a missing part raises."""
+    """(producers, consumers, reads, faults, torn lines) of a run's directory; faults is None without a
+    faults.jsonl. No log at all of one kind raises."""
     workdir = Path(workdir)
     torn = {}
 
@@ -330,26 +365,140 @@ def load_dir(workdir):
 
     producers, consumers, reads = logs("producer"), logs("consumer"), logs("read")
     faults_path = workdir / "faults.jsonl"
-    faults, torn["faults.jsonl"] = records.read_log(faults_path) if faults_path.exists() else ([], 0)
+    faults, torn["faults.jsonl"] = records.read_log(faults_path) if faults_path.exists() else (None, 0)
     return producers, consumers, reads, faults, {k: v for k, v in torn.items() if v}
 
 
+# What a run's directory holds besides the clients' logs (stretch/soak/run.py writes them), and what is unknown
+# without each.
+RUN_FILES = {
+    "meta.json": "the run's seed, DCs and WAN are unknown, and so which DCs' logs it must have",
+    "schedule.json": "what the run planned is unknown: its faults cannot be accounted for",
+    "faults.jsonl": "what the run did is unknown: it is not a run without faults",
+    "run.json": "whether the run was interrupted, wedged or healed is unknown",
+}
+
+
+def account(planned, recorded):
+    """The fault log (recorded: faults.jsonl's records) against the schedule (planned: schedule.json's faults):
+    (the planned ids without a record, the problems). Every planned fault must have one record, of the kind,
+    target, failure model and parent it was planned with, and no record may be of a fault not planned."""
+    by_id = defaultdict(list)
+    for rec in recorded:
+        by_id[rec.get("id")].append(rec)
+    ids = [f["id"] for f in planned]
+    unaccounted = [i for i in ids if i not in by_id]
+    problems = []
+    if unaccounted:
+        problems.append(f"planned faults with no record (never started): {unaccounted}")
+    unplanned = sorted((i for i in by_id if i not in ids), key=str)
+    if unplanned:
+        problems.append(f"fault records of faults not in the schedule: {unplanned}")
+    twice = sorted(i for i in ids if len(by_id.get(i, ())) > 1)
+    if twice:
+        problems.append(f"faults recorded more than once: {twice}")
+    same = ("kind", "target", "in_model", "parent")
+    differ = [f["id"] for f in planned if any(r.get(k) != f[k] for r in by_id.get(f["id"], ()) for k in same)]
+    if differ:
+        problems.append(f"fault records whose kind, target, failure model or parent differ from the schedule's: "
+                        f"{differ}")  # fmt: skip
+    return unaccounted, problems
+
+
+def heal_problems(done):
+    """Why a heal (stretch.soak.faults.heal()'s result) did not leave the testbed as a soak must: [] when it did."""
+    problems = []
+    healthy = done.get("healthy") or {}
+    if not healthy.get("passed"):
+        problems.append(f"not whole after the heal: {(healthy.get('problems') or ['not judged'])[:3]}")
+    if done.get("errors"):
+        problems.append(f"steps of the heal failed: {done['errors']}")
+    if done.get("left_behind"):
+        problems.append(f"left behind after the heal (dc_recovery.yml puts these right): {done['left_behind']}")
+    return problems
+
+
+def run_problems(outcome):
+    """Why the run itself (run.json: {"interrupted", "error", "wedged", "heal": {"undone", "heal"}}) fails."""
+    problems = []
+    if outcome.get("interrupted"):
+        problems.append("interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end")
+    if outcome.get("error"):
+        problems.append(f"the run stopped early: {outcome['error']}")
+    if outcome.get("wedged"):
+        problems.append(f"wedged: a heal between faults left {outcome['wedged']['problems'][:3]}")
+    healed = outcome.get("heal")
+    if not healed:
+        return [*problems, "the final heal is not recorded: the testbed is not known to be whole"]
+    undone = {i: u["error"] for i, u in healed["undone"].items() if u.get("error")}
+    if undone:
+        problems.append(f"faults the final heal could not undo: {undone}")
+    return problems + [f"final heal: {p}" for p in heal_problems(healed["heal"])]
+
+
+def wan_problems(watch):
+    """Why the WAN the run began with (meta.json's wan on) was not there throughout, by what the run's watch saw
+    (run.json's wan_watch: stretch.soak.run.WanWatch): [] when every check found it on, with one delayer."""
+    if not watch or watch.get("error") or not watch.get("checks"):
+        return [f"the WAN was not watched through the run: {(watch or {}).get('error') or 'no check recorded'}"]
+    problems = []
+    if watch["off"]:
+        problems.append(f"the WAN was off in {watch['off']} of {watch['checks']} checks: {watch['off_examples']}")
+    if len(watch["delayer_pids"]) > 1:
+        problems.append(f"the WAN's delayer was started again during the run (processes {watch['delayer_pids']}): "
+                        "packets crossed undelayed until it was")  # fmt: skip
+    return problems
+
+
 def verify(workdir, dcs=None):
-    """judge() on a run's directory. dcs: the DCs that each had a producer, a group member and a read (default:
-    meta.json's, when the run wrote one); a log of one of them missing, or a line of any log that is not whole
-    JSON, is a problem: what it held cannot be judged."""
+    """judge() on a run's directory, and what only the directory tells: the verdict of the run.
+
+    dcs: the DCs that each had a producer, a group member and a read
+    (default: meta.json's). Beyond judge(): each file of RUN_FILES must be
+    there; a log of one of the DCs missing, or a line of any log that is not
+    whole JSON, is a problem (what it held cannot be judged); the fault log
+    must account for every planned fault (account()); and the run's own
+    outcome in run.json (run_problems()), and, when the run began over the
+    WAN, the WAN throughout (wan_problems()). The run's report is this one, so
+    judging its directory again gives the same verdict.
+    """
+    workdir = Path(workdir)
     producers, consumers, reads, faults, torn = load_dir(workdir)
-    report = judge(producers, consumers, reads, faults)
+    report = judge(producers, consumers, reads, faults or [])
     report["torn_log_lines"] = torn
     if torn:
         report["problems"].append(f"lines that are not whole JSON, by log: {torn}: what they held is not judged")
-    meta = Path(workdir) / "meta.json"
-    if dcs is None and meta.exists():
-        dcs = json.loads(meta.read_text()).get("dcs")
-    for dc in dcs or ():
+    found = {}
+    for name, unknown in RUN_FILES.items():
+        try:
+            found[name] = faults if name == "faults.jsonl" else json.loads((workdir / name).read_text())
+        except FileNotFoundError:
+            found[name] = None
+        except ValueError as exc:
+            found[name] = None
+            report["problems"].append(f"{name} in {workdir} is not whole JSON ({exc}): {unknown}")
+            continue
+        if found[name] is None:
+            report["problems"].append(f"no {name} in {workdir}: {unknown}")
+    meta, planned, outcome = found["meta.json"] or {}, found["schedule.json"], found["run.json"]
+    for dc in dcs or meta.get("dcs") or ():
         for prefix, logs in (("producer", producers), ("consumer", consumers), ("read", reads)):
             if dc not in logs:
                 report["problems"].append(f"no {prefix}-{dc}.jsonl in {workdir}: {dc}'s {prefix} log is not judged")
+    if planned is not None:
+        report["faults_planned"] = len(planned)
+        report["faults_unaccounted"], problems = account(planned, faults or [])
+        report["problems"] += problems
+    if outcome is not None:
+        report["problems"] += run_problems(outcome)
+        if (meta.get("wan") or {}).get("on"):
+            report["problems"] += wan_problems(outcome.get("wan_watch"))
+    seed, duration = meta.get("seed"), meta.get("duration_s")
+    report.update(
+        seed=seed, planned_duration_s=duration, run_id=meta.get("run_id"), topic=meta.get("topic"),
+        wan=meta.get("wan"), replay=f"make soak SEED={seed} DURATION={int(duration)}s" if duration else None,
+        **{k: (outcome or {}).get(k) for k in ("interrupted", "error", "wedged", "heal", "wan_rtt", "wan_watch")},
+    )  # fmt: skip
     report["ok"] = not report["problems"]
     return report
 

@@ -91,7 +91,7 @@ def remove_rules():
     return changed
 
 
-def _loaded(stats, active):
+def loaded(stats, active):
     """Whether the delayer's last report shows exactly the active links with their settings."""
     if not stats:
         return False
@@ -129,7 +129,7 @@ def apply_links(state, all_links, subnets, broker_dcs, probes, timeout=20):
         state.supervised.reload()
     active = [link for link in all_links if link.active]
     deadline = time.monotonic() + timeout
-    while not _loaded(state.stats(), active):
+    while not loaded(state.stats(), active):
         if time.monotonic() > deadline:
             raise RuntimeError(f"the delayer did not load {state.config_path} within {timeout} s; see {state.log_path}")
         time.sleep(0.2)

@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from stretch import dcnet, traffic
 from stretch.bench import traffic as traffic_runs
-from stretch.cluster import REPO, playbook, quorum_leader_id, throttle_rates, wait_until
+from stretch.cluster import REPO, left_after_recovery, playbook, quorum_leader_id, wait_until
 from stretch.drill import load_problems, wan_probe
 from stretch.loadtest.background import BackgroundLoad
 
@@ -218,8 +218,8 @@ class Drill:
         # The smoke test's kernel counters count only its own reads, so they stay on under load.
         run = self.playbook("dc_recovery", kafka_ops_failover_dc=dc, kafka_ops_recovery_smoke_test=smoke, **extra)
         self.check(f"{dc} back: dc_recovery.yml passes", run.ok, run.log)
-        left = throttle_rates(self.cluster)
-        self.check(f"{dc} back: no replication throttle left on any broker", not left, left or "")
+        left = left_after_recovery(self.cluster).get("throttle")
+        self.check(f"{dc} back: no replication throttle left on any broker or topic", not left, left or "")
         return run
 
     def recover_under_throttle(self, dc, workdir):

@@ -1,9 +1,12 @@
 """stretch.cluster reaches the cluster as the roles do: its bootstrap lists and client settings are the kafka
 role's compiled model (kafka_cluster), as a real ansible-playbook run compiles it from the same inventory."""
 
+from types import SimpleNamespace
+
 import pytest
 import yaml
 
+from ansible_collections.stretch.kafka.plugins.module_utils import quotas
 from stretch import cluster as stretch_cluster
 from stretch.playbook import run
 
@@ -98,3 +101,71 @@ def test_the_admin_connection_is_the_roles_with_the_admin_clients_own_settings(c
     assert cluster.admin_config == model["admin"]["client_config"]
     assert cluster.admin_config["request_timeout_ms"] == 45000
     assert cluster.admin_config["ssl_certfile"] == "/srv/pki/admin.crt"
+
+
+class ConfigsAdmin:
+    """A stand-in for the roles' admin client: the dynamic configs a recovery cut short may leave."""
+
+    def __init__(self, brokers=None, broker_configs=None, topic_configs=None, cluster_configs=None):
+        self.registered = brokers or {1: {"dc": "dc1", "fenced": False}, 2: {"dc": "dc2", "fenced": False}}
+        self.configs = {"broker": broker_configs or {}, "topic": topic_configs or {}}
+        self.wide = cluster_configs if cluster_configs is not None else {"min.insync.replicas": "2"}
+        self.closed = False
+
+    def brokers(self):
+        return self.registered
+
+    def broker_configs(self, ids):
+        return {b: self.configs["broker"].get(b, {}) for b in ids}
+
+    def topics(self):
+        return {"soak-x": {}, "load": {}}
+
+    def topic_configs(self, names):
+        return {t: self.configs["topic"].get(t, {}) for t in names}
+
+    def cluster_configs(self):
+        return self.wide
+
+    def close(self):
+        self.closed = True
+
+
+def recovering(admin):
+    return SimpleNamespace(admin=lambda timeout: admin, model={"min_insync_replicas": 2})
+
+
+def test_nothing_left_after_a_recovery_reads_as_nothing_and_the_admin_client_is_closed():
+    admin = ConfigsAdmin(
+        topic_configs={"load": {"retention.ms": "1000"}}, broker_configs={1: {"log.cleaner.threads": "2"}}
+    )
+    assert stretch_cluster.left_after_recovery(recovering(admin)) == {}
+    assert admin.closed
+
+
+def test_the_throttle_left_on_a_broker_a_topic_or_cluster_wide_and_a_relaxed_min_isr_are_read_back():
+    rate = {"leader.replication.throttled.rate": "1048576", "follower.replication.throttled.rate": "1048576"}
+    admin = ConfigsAdmin(
+        broker_configs={2: {"follower.replication.throttled.rate": "1048576", "log.cleaner.threads": "2"}},
+        topic_configs={"soak-x": {"leader.replication.throttled.replicas": "*", "retention.ms": "1000"}},
+        cluster_configs={**rate, "min.insync.replicas": "1"},
+    )
+    assert stretch_cluster.left_after_recovery(recovering(admin)) == {
+        "throttle": {
+            "broker 2": {"follower.replication.throttled.rate": "1048576"},
+            "topic soak-x": {"leader.replication.throttled.replicas": "*"},
+            "cluster-wide": rate,
+        },
+        "min_insync_replicas": {"declared": 2, "cluster_wide": "1"},
+    }
+    unset = ConfigsAdmin(cluster_configs={})
+    assert stretch_cluster.left_after_recovery(recovering(unset)) == {
+        "min_insync_replicas": {"declared": 2, "cluster_wide": None}
+    }
+
+
+def test_a_fenced_broker_whose_throttle_cannot_be_read_fails_closed():
+    admin = ConfigsAdmin(brokers={1: {"dc": "dc1", "fenced": False}, 2: {"dc": "dc2", "fenced": True}})
+    with pytest.raises(quotas.QuotaError, match="broker.s. 2 are fenced"):
+        stretch_cluster.left_after_recovery(recovering(admin))
+    assert admin.closed

@@ -193,6 +193,15 @@ def test_a_takeover_that_never_completes_has_no_time():
     assert verify.takeover(group, ["dc2-a"], 20.0) == {"partitions": [2, 3], "seconds": None}
 
 
+def test_a_takeover_of_nothing_has_no_time_and_says_why():
+    """The members killed owned nothing (not assigned yet, or none killed): no takeover happened, none passes."""
+    unassigned = dict(GROUP, **{"dc2-a": events((30.0, "assigned", [2, 3]))})
+    for group, dead in ((unassigned, ["dc2-a"]), (GROUP, [])):
+        found = verify.takeover(group, dead, 20.0)
+        assert (found["partitions"], found["seconds"]) == ([], None)
+        assert found["why"] == f"the members killed ({dead}) owned no partition then: nothing was taken over"
+
+
 def test_revoked_and_lost_partitions_leave_a_members_ownership():
     timeline = verify.owned_over_time(events((1.0, "assigned", [0, 1, 2]), (5.0, "revoked", [2]), (9.0, "lost", [0])))
     assert verify.owned_at(timeline, 0.5) == frozenset()

@@ -54,6 +54,12 @@ def test_a_clean_run_of_the_clients_passes_the_verifier(bootstrap, tmp_path):
     assert {a["p"] for a in acks} == {0, 1, 2, 3}
     assert all(a["p"] == a["k"] % 4 for a in acks)
 
+    # What the run writes around the clients' logs, for a run of no faults that ended well.
+    (tmp_path / "meta.json").write_text(json.dumps({"run_id": "r1", "seed": 1, "duration_s": 3, "dcs": ["dc1"]}))
+    (tmp_path / "schedule.json").write_text("[]")
+    (tmp_path / "faults.jsonl").write_text("")
+    healed = {"undone": {}, "heal": {"healthy": {"passed": True, "problems": []}, "left_behind": {}}}
+    (tmp_path / "run.json").write_text(json.dumps({"heal": healed}))
     report = verify.verify(tmp_path)
     assert report["problems"] == []
     assert report["acked"] == len(acks)

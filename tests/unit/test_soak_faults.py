@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from stretch.soak import faults
+from stretch.soak import faults, verify
 from stretch.soak.faults import FaultError, Volume
 from stretch.soak.schedule import Topology
 
@@ -42,10 +42,40 @@ class FakeTestbed:
         self.leader, self.fail_on = leader, fail_on
         self.nodes = {}
         self.active = {n: True for n in [*TOPO.all_brokers, *TOPO.all_controllers]}
-        self.throttles = {}
+        self.left = {}  # what left_behind() reads: the throttle, a relaxed min ISR
+        self.recovery = "clears"  # what dc_recovery.yml does: "clears" what is left, "leaves" it, or "fails"
+        # Each node's kafka JVM (its pid, 0 when none) and each process's state; the signals a JVM ignores (a
+        # process in the kernel's uninterruptible sleep, say).
+        self.jvm, self.procs, self.ignores, self.next_pid = {}, {}, set(), 100
+        for n in self.active:
+            self._started(n)
 
     def node(self, name):
         return self.nodes.setdefault(name, Container())
+
+    def _started(self, node):
+        if not self.jvm.get(node):
+            self.jvm[node], self.next_pid = self.next_pid, self.next_pid + 1
+            self.procs[self.jvm[node]] = "S"
+        self.active[node] = True
+
+    def _gone(self, node, restarted):
+        self.procs.pop(self.jvm.get(node), None)
+        self.jvm[node] = 0
+        self.active[node] = False
+        if restarted:  # Restart=on-failure
+            self._started(node)
+
+    def _signal(self, node, signal):
+        pid = self.jvm.get(node)
+        if not pid or signal in self.ignores:
+            return
+        if signal == "SIGKILL":
+            self._gone(node, restarted=True)
+        elif signal == "SIGSTOP":
+            self.procs[pid] = "T"
+        elif signal == "SIGCONT":
+            self.procs[pid] = "S"
 
     def _call(self, node, words):
         self.calls.append((node, words))
@@ -75,11 +105,17 @@ class FakeTestbed:
             else:
                 c.disk[DATA] += "+mark"
         elif cmd[:2] == ("systemctl", "stop"):
-            self.active[node] = False
+            self._gone(node, restarted=False)
         elif cmd[:2] == ("systemctl", "start"):
-            self.active[node] = True
+            self._started(node)
         elif cmd[:2] == ("systemctl", "is-active"):
             return "active" if self.active[node] else "inactive"
+        elif cmd[:2] == ("systemctl", "kill"):
+            self._signal(node, cmd[-2].split("=")[1])
+        elif cmd[:3] == ("systemctl", "show", "-p"):
+            return str(self.jvm.get(node, 0))
+        elif cmd[:2] == ("sed", "-n") and cmd[-1].startswith("/proc/"):
+            return self.procs.get(int(cmd[-1].split("/")[2]), "")
         elif cmd[0] == "rm" and cmd[-1].endswith(faults.FILLER):
             c.filled = False
         return ""
@@ -108,8 +144,8 @@ class FakeTestbed:
                 c.disk.pop(path, None)
             if f"rm -f {MARK}" in script and c.exists(DATA):
                 c.disk[DATA] = c.disk[DATA].replace("+mark", "")
-        if "kill --signal=SIGKILL kafka; systemctl stop kafka" in script:
-            self.active[node] = False
+        if "kill --signal=SIGKILL kafka; systemctl stop kafka" in script and "SIGKILL" not in self.ignores:
+            self._gone(node, restarted=False)
         return ""
 
     def test(self, node, *cmd, timeout=60):
@@ -144,7 +180,16 @@ class FakeTestbed:
 
     def playbook(self, name, timeout=1800, **extra):
         self.calls.append(("host", f"{name}.yml {sorted(extra.items())}"))
-        return {"playbook": name, "ok": True, "seconds": 1.0, "log": "", "stats": {}}
+        dc = extra.get("kafka_ops_failover_dc")
+        nodes = [*TOPO.controllers.get(dc, ()), *TOPO.brokers.get(dc, ())]
+        for n in nodes if name == "dc_failover" and "SIGKILL" not in self.ignores else ():
+            self._gone(n, restarted=False)
+        for n in nodes if name == "dc_recovery" else ():
+            self._started(n)
+        if name == "dc_recovery" and self.recovery == "clears":
+            self.left = {}
+        ok = not (name == "dc_recovery" and self.recovery == "fails")
+        return {"playbook": name, "ok": ok, "seconds": 1.0, "log": f"{name}.json", "stats": {}}
 
     def quorum_leader(self):
         if self.leader is None:
@@ -154,8 +199,11 @@ class FakeTestbed:
     def quorum_led(self):
         return True
 
-    def throttles_left(self):
-        return self.throttles
+    def left_behind(self):
+        self.calls.append(("host", "read what is left"))
+        if isinstance(self.left, Exception):
+            raise self.left
+        return self.left
 
     def wait_healthy(self, timeout):
         self.calls.append(("host", "wait healthy"))
@@ -176,8 +224,13 @@ def started(tb, node):
 def test_a_broker_kill_is_a_sigkill_systemd_recovers_from_and_undo_starts_it_whatever_its_state():
     tb = FakeTestbed()
     fault = faults.make("broker-kill", "dc1-broker2")
-    assert fault.inject(tb) == {"node": "dc1-broker2"}
-    assert tb.commands("dc1-broker2") == ["systemctl kill --signal=SIGKILL kafka"]
+    pid = tb.jvm["dc1-broker2"]
+    assert fault.inject(tb) == {"node": "dc1-broker2", "killed_pid": pid}
+    assert tb.commands("dc1-broker2") == [
+        "systemctl show -p MainPID --value kafka",
+        "systemctl kill --signal=SIGKILL kafka",
+        f"sed -n s/^State:[[:space:]]*//p /proc/{pid}/status",  # gone: confirmed
+    ]
     fault.undo(tb)
     fault.undo(tb)
     assert started(tb, "dc1-broker2")
@@ -188,7 +241,7 @@ def test_a_controller_kill_of_the_active_one_kills_whichever_leads_when_it_start
     tb = FakeTestbed(leader="dc2-controller")
     fault = faults.make("controller-kill", "active")
     assert fault.inject(tb)["node"] == "dc2-controller"
-    assert tb.commands("dc2-controller") == ["systemctl kill --signal=SIGKILL kafka"]
+    assert "systemctl kill --signal=SIGKILL kafka" in tb.commands("dc2-controller")
     fault.undo(tb)
     assert started(tb, "dc2-controller")
     assert not any(tb.commands(c) for c in ("dc1-controller", "dc3-controller"))
@@ -206,8 +259,13 @@ def test_an_active_controller_kill_that_never_started_undoes_every_controller_an
 def test_a_pause_stops_the_jvm_only_and_undo_resumes_it_even_twice():
     tb = FakeTestbed()
     fault = faults.make("broker-pause", "dc2-broker1")
-    fault.inject(tb)
-    assert tb.commands("dc2-broker1")[0] == "systemctl kill --kill-whom=main --signal=SIGSTOP kafka"
+    pid = tb.jvm["dc2-broker1"]
+    assert fault.inject(tb) == {"node": "dc2-broker1", "paused_pid": pid}
+    assert tb.commands("dc2-broker1")[1:] == [
+        "systemctl kill --kill-whom=main --signal=SIGSTOP kafka",
+        f"sed -n s/^State:[[:space:]]*//p /proc/{pid}/status",  # T: stopped, confirmed
+    ]
+    assert tb.procs[pid] == "T"
     fault.undo(tb)
     fault.undo(tb)
     assert tb.commands("dc2-broker1")[-2:] == ["systemctl kill --signal=SIGCONT kafka"] * 2
@@ -219,11 +277,44 @@ def test_a_dc_loss_runs_the_operators_playbooks_killing_then_recovering_without_
     fault.inject(tb)
     fault.undo(tb)
     failover, recovery = tb.commands("host")
+    assert all("systemctl is-active kafka" in tb.commands(n) for n in ("dc2-controller", "dc2-broker1"))
     assert failover.startswith("dc_failover.yml")
     assert "('kafka_ops_failover_dc', 'dc2')" in failover
     assert "('kafka_ops_failover_mode', 'kill')" in failover
     assert recovery.startswith("dc_recovery.yml")
     assert "('kafka_ops_recovery_smoke_test', False)" in recovery
+
+
+@pytest.fixture
+def quick(monkeypatch):
+    """A confirmation given up on after a moment, not after CONFIRM_TIMEOUT_S."""
+    monkeypatch.setattr(faults, "CONFIRM_TIMEOUT_S", 0.3)
+
+
+@pytest.mark.parametrize(
+    ("kind", "target", "signal", "failure"),
+    [
+        ("broker-kill", "dc1-broker1", "SIGKILL", r"dc1-broker1: kafka's JVM \(pid \d+\) still ran 0.3 s later"),
+        ("controller-kill", "active", "SIGKILL", r"dc2-controller: kafka's JVM \(pid \d+\) still ran 0.3 s later"),
+        ("broker-pause", "dc1-broker1", "SIGSTOP", r"dc1-broker1: kafka's JVM \(pid \d+\) was not stopped 0.3 s later"),
+        ("two-dcs-lost", "dc2+dc3", "SIGKILL", r"dc2-controller: kafka still ran 0.3 s later"),
+        ("dc-loss", "dc2", "SIGKILL", r"dc2: dc_failover.yml passed, and kafka still runs on \['dc2-controller', "),
+    ],
+)  # fmt: skip
+def test_a_fault_not_seen_to_take_effect_is_an_error(quick, kind, target, signal, failure):
+    tb = FakeTestbed()
+    tb.ignores.add(signal)
+    with pytest.raises(FaultError, match=failure):
+        faults.make(kind, target).inject(tb)
+
+
+@pytest.mark.parametrize(("kind", "fault"), [("broker-kill", "kill"), ("broker-pause", "pause")])
+def test_a_kill_or_a_pause_of_a_broker_not_running_is_an_error(kind, fault):
+    tb = FakeTestbed()
+    tb.jvm["dc1-broker1"] = 0
+    with pytest.raises(FaultError, match=f"dc1-broker1: kafka is not running, so there is nothing to {fault}"):
+        faults.make(kind, "dc1-broker1").inject(tb)
+    assert "systemctl kill" not in " ".join(tb.commands("dc1-broker1"))
 
 
 @pytest.mark.parametrize(
@@ -385,13 +476,76 @@ def test_heal_takes_every_fault_off_and_recovers_a_dc_that_had_a_node_down():
     assert starts[:3] == TOPO.all_controllers
 
 
+THROTTLE = {"throttle": {"cluster-wide": {"leader.replication.throttled.rate": "1048576"}}}
+RELAXED = {"min_insync_replicas": {"declared": 2, "cluster_wide": "1"}}
+
+
 def test_heal_removes_a_throttle_left_behind_and_notes_a_step_that_failed():
     tb = FakeTestbed(fail_on="dc1-broker1 rm -f")
-    tb.throttles = {"cluster": {"leader.replication.throttled.rate": "1048576"}}
+    tb.left = THROTTLE
     done = faults.heal(tb)
     assert any(c.startswith("dc_recovery.yml") and "'dc1'" in c for c in tb.commands("host"))
     assert done["errors"] == ["filler: injected failure at rm -f /var/lib/kafka/data/.soak-filler"]
     assert all("systemctl start kafka" in tb.commands(n) for n in TOPO.all_brokers)
+    assert verify.heal_problems(done) == [f"steps of the heal failed: {done['errors']}"]
+
+
+@pytest.mark.parametrize("left", [THROTTLE, RELAXED])
+def test_heal_recovers_what_a_recovery_cut_short_left_and_reads_it_again_after(left):
+    tb = FakeTestbed()
+    tb.left = left
+    done = faults.heal(tb)
+    assert done["left_before_recovery"] == left
+    assert tb.commands("host")[-3:][0].startswith("dc_recovery.yml")
+    assert tb.commands("host")[-2:] == ["wait healthy", "read what is left"]
+    assert done["left_behind"] == {}
+    assert verify.heal_problems(done) == []
+
+
+@pytest.mark.parametrize("left", [THROTTLE, RELAXED, {**THROTTLE, **RELAXED}])
+def test_a_throttle_or_a_relaxed_min_isr_still_there_after_the_heal_is_a_problem(left):
+    tb = FakeTestbed()
+    tb.left, tb.recovery = left, "leaves"
+    done = faults.heal(tb)
+    assert done["left_behind"] == left
+    assert verify.heal_problems(done) == [f"left behind after the heal (dc_recovery.yml puts these right): {left}"]
+
+
+def test_a_recovery_that_fails_in_the_heal_is_a_problem_and_the_heal_goes_on():
+    tb = FakeTestbed()
+    tb.active["dc2-broker1"] = False
+    tb.recovery = "fails"
+    done = faults.heal(tb)
+    assert done["errors"] == ["recovery of dc2: dc2: dc_recovery.yml failed (log dc_recovery.json)"]
+    assert "recovered" not in done
+    assert tb.commands("host")[-2:] == ["wait healthy", "read what is left"]
+    assert verify.heal_problems(done) == [f"steps of the heal failed: {done['errors']}"]
+
+
+def test_what_is_left_unread_is_a_problem_never_nothing_left():
+    tb = FakeTestbed()
+    tb.left = faults.FaultError("broker 201 is fenced: its throttle rates cannot be read")
+    done = faults.heal(tb)
+    assert done["left_behind"] is None
+    assert verify.heal_problems(done) == [
+        "steps of the heal failed: ['reading the throttle and min.insync.replicas: broker 201 is fenced: its "
+        "throttle rates cannot be read']"
+    ]
+
+
+def test_a_heal_that_leaves_the_cluster_not_whole_is_a_problem():
+    tb = FakeTestbed()
+    tb.wait_healthy = lambda timeout: {"passed": False, "problems": ["broker 201 fenced"], "waited": 600.0}
+    assert verify.heal_problems(faults.heal(tb)) == ["not whole after the heal: ['broker 201 fenced']"]
+
+
+def test_a_dc_recovery_that_fails_is_a_fault_not_undone():
+    tb = FakeTestbed()
+    tb.recovery = "fails"
+    with pytest.raises(FaultError, match=r"dc2: dc_recovery.yml failed \(log dc_recovery.json\)"):
+        faults.make("dc-loss", "dc2").undo(tb)
+    with pytest.raises(FaultError, match="dc_recovery.yml failed"):
+        faults.make("two-dcs-lost", "dc2+dc3").undo(tb)
 
 
 def test_heal_goes_on_when_the_firewall_cannot_be_healed_and_says_so():

@@ -9,8 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from stretch.soak import faults, run
+from stretch.soak import faults, run, verify
 from stretch.soak.schedule import Planned
+from stretch.wan.links import Link
 
 
 def node(host, dc, *roles):
@@ -29,6 +30,7 @@ class StandIn:
 
     def __init__(self, fail=()):
         self.fail, self.done, self.lock = set(fail), [], threading.Lock()
+        self.paused = set()
 
     def note(self, what):
         with self.lock:
@@ -37,6 +39,12 @@ class StandIn:
             raise faults.FaultError(f"{what} failed")
 
     def exec(self, node, *cmd, **kw):
+        if cmd[:3] == ("systemctl", "show", "-p"):
+            return "4242"  # kafka's JVM, running
+        if cmd[:2] == ("sed", "-n"):  # its state: stopped once paused, else gone (killed)
+            return "T" if node in self.paused else ""
+        if "--signal=SIGSTOP" in cmd:
+            self.paused.add(node)
         self.note(f"{node}: {' '.join(cmd)}")
         return ""
 
@@ -211,12 +219,25 @@ class Probe:
         return {"dc1-dc2": {"n": 10, "failed": 0, "p50_ms": 30.1}}
 
 
+class Watch(Probe):
+    """A stand-in for the run's WanWatch."""
+
+    def start(self):
+        self.notes.append("watch started")
+        self.ident = 2
+
+    def stop(self):
+        self.notes.append("watch stopped")
+        return {"interval_s": 5.0, "checks": 3, "off": 0, "off_examples": [], "delayer_pids": [77]}
+
+
 @pytest.fixture
 def staged(soak, monkeypatch):
     """The soak's run() with everything around execute() stood in for; notes says what happened, in order."""
     notes = []
     monkeypatch.setattr(run, "Clients", Clients(notes))
     monkeypatch.setattr(run, "wan_probe", lambda: Probe(notes))
+    monkeypatch.setattr(run, "WanWatch", lambda: Watch(notes))
     soak.check_wan = lambda: notes.append("wan checked") or {"on": True, "links": []}
     soak.prepare = lambda wan: notes.append("prepared") or {"wan": wan}
 
@@ -225,7 +246,7 @@ def staged(soak, monkeypatch):
         return {"heal": {"healthy": {"passed": True}}}
 
     soak.heal_everything = heal
-    soak.verdict = lambda meta, healed, *paths: notes.append("verdict") or {"healed": healed}
+    soak.verdict = lambda healed, *paths: notes.append("verdict") or {"healed": healed}
     return soak, notes
 
 
@@ -239,9 +260,11 @@ def test_an_interrupted_or_failed_run_heals_before_it_stops_the_clients_then_jud
 
     soak.execute = execute
     soak.run("report.json", "picture.png")
-    assert notes == ["wan checked", "prepared", "clients started", "probe started", "executing", "healed",
-                     "clients stopped", "clients left", "probe stopped", "verdict"]  # fmt: skip
+    assert notes == ["wan checked", "prepared", "watch started", "clients started", "probe started",
+                     "executing", "healed", "clients stopped", "clients left", "probe stopped", "watch stopped",
+                     "verdict"]  # fmt: skip
     assert soak.wan_rtt == {"dc1-dc2": {"n": 10, "failed": 0, "p50_ms": 30.1}}
+    assert soak.wan_watch["delayer_pids"] == [77]
     assert soak.interrupted == (stop is KeyboardInterrupt)
     assert (soak.error == "RuntimeError: a client exited") == (stop is not KeyboardInterrupt)
 
@@ -261,8 +284,8 @@ def test_a_second_ctrl_c_during_the_heal_heals_again_and_then_stops(staged):
     soak.execute = lambda clients, t0: (_ for _ in ()).throw(KeyboardInterrupt)
     with pytest.raises(KeyboardInterrupt):
         soak.run("report.json", "picture.png")
-    assert notes == ["wan checked", "prepared", "clients started", "probe started", "healed", "clients left",
-                     "healed", "probe stopped"]  # fmt: skip
+    assert notes == ["wan checked", "prepared", "watch started", "clients started", "probe started", "healed",
+                     "clients left", "healed", "probe stopped", "watch stopped"]  # fmt: skip
 
 
 def test_a_failed_preparation_heals_what_it_left_and_a_missing_wan_touches_nothing(staged):
@@ -341,6 +364,10 @@ def judged(soak, monkeypatch):
     monkeypatch.setattr(run.timeline, "draw", lambda *a: None)
     monkeypatch.setattr(run, "AdminClient", Admin)
     soak.plan = [planned(1, "oneway", "dc1>dc2")]
+    soak.write_schedule()
+    meta = {"run_id": soak.run_id, "topic": soak.topic, "seed": 1, "duration_s": 1800.0, "wan": {"on": False},
+            "dcs": ["dc1", "dc2"]}  # fmt: skip
+    (soak.workdir / "meta.json").write_text(json.dumps(meta))
     recorder = run.Recorder(soak.workdir / "faults.jsonl")
     recorder.write({**soak.plan[0].as_dict(), "start": t0 + 0.5, "injected": t0 + 0.6, "undo": t0 + 1, "end": t0 + 1.1,
                     "error": None, "details": {}})  # fmt: skip
@@ -350,40 +377,114 @@ def judged(soak, monkeypatch):
 
 def test_a_verdict_of_a_run_that_did_all_it_planned_passes(judged, tmp_path):
     soak, healed, deleted = judged
-    soak.verdict({"wan": {}}, healed, tmp_path / "soak.json", tmp_path / "soak.png")
+    soak.verdict(healed, tmp_path / "soak.json", tmp_path / "soak.png")
     report = json.loads((tmp_path / "soak.json").read_text())
     assert report["problems"] == []
     assert report["ok"]
     assert report["acked"] == 4
     assert report["faults_unaccounted"] == []
+    assert report["replay"] == "make soak SEED=1 DURATION=1800s"
     assert deleted == [soak.topic]
+    again = json.loads(json.dumps(verify.verify(soak.workdir), default=str))
+    assert again == {k: v for k, v in report.items() if k != "workdir"}
 
 
 def test_an_interrupted_run_a_fault_never_started_and_a_heal_that_failed_a_step_fail_the_verdict(judged, tmp_path):
     soak, healed, deleted = judged
     soak.interrupted = True
     soak.plan.append(planned(2, "cut", "dc1<>dc2"))
+    soak.write_schedule()
     healed["heal"]["errors"] = ["firewall: partition.sh heal: exit 1"]
-    report = soak.verdict({"wan": {}}, healed, tmp_path / "soak.json", tmp_path / "soak.png")
+    report = soak.verdict(healed, tmp_path / "soak.json", tmp_path / "soak.png")
     assert report["problems"] == [
-        "interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end",
         "planned faults with no record (never started): [2]",
-        "steps of the final heal failed: ['firewall: partition.sh heal: exit 1']",
+        "interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end",
+        "final heal: steps of the heal failed: ['firewall: partition.sh heal: exit 1']",
     ]
     assert not report["ok"]
     assert report["lost"] == 0
     assert deleted == []  # the topic stays for a look when the verdict fails
+    assert verify.verify(soak.workdir)["problems"] == report["problems"]  # judged again: the same verdict
+
+
+def test_a_fault_the_final_heal_could_not_undo_and_what_it_left_behind_fail_the_verdict(judged, tmp_path):
+    soak, healed, deleted = judged
+    healed["undone"] = {1: {"error": "dc2: dc_recovery.yml failed (log dc_recovery.json)"}}
+    healed["heal"]["left_behind"] = {"throttle": {"topic soak-x": {"leader.replication.throttled.replicas": "*"}}}
+    report = soak.verdict(healed, tmp_path / "soak.json", tmp_path / "soak.png")
+    assert report["problems"] == [
+        "faults the final heal could not undo: {'1': 'dc2: dc_recovery.yml failed (log dc_recovery.json)'}",
+        "final heal: left behind after the heal (dc_recovery.yml puts these right): {'throttle': {'topic soak-x': "
+        "{'leader.replication.throttled.replicas': '*'}}}",
+    ]
+    assert not report["ok"]
+    assert deleted == []
+
+
+def test_a_heal_between_faults_that_leaves_a_problem_wedges_the_run(soak, monkeypatch):
+    soak.tb.wait_healthy = lambda timeout: {"passed": False, "problems": ["under-replicated"], "waited": 600.0}
+    healed = {"healthy": {"passed": True, "problems": []}, "errors": ["recovery of dc2: dc_recovery.yml failed"]}
+    monkeypatch.setattr(faults, "heal", lambda tb, volumes, timeout: healed)
+    soak.settle()
+    assert soak.wedged == {"problems": [f"steps of the heal failed: {healed['errors']}"], "heal": healed}
 
 
 def test_a_probe_never_started_is_not_stopped_and_one_that_failed_gives_its_error():
     notes = []
-    assert run.stop_probe(None) is None
-    assert run.stop_probe(Probe(notes)) is None
+    assert run.stop_sampler(None) is None
+    assert run.stop_sampler(Probe(notes)) is None
     assert notes == []
     failed = Probe(notes)
     failed.start()
     failed.stop = lambda: (_ for _ in ()).throw(RuntimeError("the RTT probe failed: podman: no such container"))
-    assert run.stop_probe(failed) == {"error": "the RTT probe failed: podman: no such container"}
+    assert run.stop_sampler(failed) == {"error": "the RTT probe failed: podman: no such container"}
+
+
+class WanState:
+    """A stand-in for stretch.wan.control.State: the links configured, the delayer's report, its supervisor."""
+
+    def __init__(self):
+        self.link = Link(src="dc1", dst="dc2", delay_ms=15.0)
+        self.configured, self.supervisor, self.pid, self.age = True, 31, 77, 0.5
+
+    def links(self):
+        if not self.configured:
+            raise RuntimeError("no WAN on this testbed: testbed/dist/wan/config.json is missing")
+        return [self.link]
+
+    def stats(self):
+        delayed = {"delay_ms": 15.0, "jitter_ms": 0.0, "rate_mbit": 0.0}
+        return {"pid": self.pid, "monotonic": time.monotonic() - self.age, "links": {"dc1>dc2": delayed}}
+
+    def supervisor_pid(self):
+        return self.supervisor
+
+
+def test_the_wan_is_on_with_its_supervisor_and_a_fresh_report_of_the_configured_links():
+    state = WanState()
+    assert run.wan_state(state) == {"on": True, "links": [state.link.as_dict()], "delayer_pid": 77}
+    state.age = 6.0
+    assert run.wan_state(state)["why"] == "the delayer's report is missing, stale, or not of the configured links"
+    state.age, state.link = 0.5, Link(src="dc1", dst="dc2", delay_ms=50.0)
+    assert not run.wan_state(state)["on"]
+    state.supervisor = None
+    assert run.wan_state(state)["why"] == "the delayer's supervisor is not running"
+    state.configured = False
+    missing = "no WAN on this testbed: testbed/dist/wan/config.json is missing"
+    assert run.wan_state(state) == {"on": False, "links": [], "delayer_pid": None, "why": missing}
+
+
+def test_the_wan_watch_counts_checks_that_found_it_off_and_every_delayer_it_saw():
+    state = WanState()
+    watch = run.WanWatch(interval=5.0, state=state)
+    watch.sample()
+    state.age = 30.0  # the delayer died: its report stops
+    watch.sample()
+    state.age, state.pid = 0.5, 78  # its supervisor started another
+    watch.sample()
+    found = watch.summary()
+    assert (found["checks"], found["off"], found["delayer_pids"]) == (3, 1, [77, 78])
+    assert found["off_examples"][0]["why"].startswith("the delayer's report is missing, stale")
 
 
 def test_a_hard_interruption_of_the_command_names_the_heal(monkeypatch, capsys):

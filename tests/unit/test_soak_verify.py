@@ -1,6 +1,7 @@
 """The soak's verifier on crafted logs: each check passes a clean run and fails the run it is there to catch."""
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -272,20 +273,64 @@ def test_a_run_with_nothing_acknowledged_fails_closed():
     report = verify.judge(producers, consumers, {"dc1": [empty]}, [])
     assert report["acked"] == report["lost"] == 0
     assert report["produce_errors"] == 200
-    assert report["problems"] == ["no write was acknowledged"]
+    assert report["problems"][0] == "no write was acknowledged"
+    assert report["problems"][1].startswith("200 write(s) failed with an error outside the faults beyond the ")
 
 
-def test_errors_and_unconfirmed_writes_are_counted_and_are_not_losses():
+def an_error(seq, sent, answered):
+    return {"e": "error", "k": 0, "s": seq, "p": 0, "err": "_MSG_TIMED_OUT", "fatal": False, "ts": sent,
+            "ta": answered}  # fmt: skip
+
+
+def an_unconfirmed(seq, sent):
+    return {"e": "unconfirmed", "k": 1, "s": seq, "p": 1, "ts": sent}
+
+
+def with_outcomes(producers, *events):
+    """producers' dc1 log with events before its end line, which counts them."""
+    producers["dc1"][-1:-1] = events
+    held = Counter(e["e"] for e in producers["dc1"])
+    producers["dc1"][-1].update(errors=held["error"], unconfirmed=held["unconfirmed"])
+    return producers
+
+
+def test_errors_and_unconfirmed_writes_fail_the_run_and_are_not_losses():
     producers, consumers, reads = clean()
-    producers["dc1"].insert(-1, {"e": "error", "k": 0, "s": 999, "p": 0, "err": "_MSG_TIMED_OUT", "fatal": False,
-                                 "ts": T0, "ta": T0 + 300})  # fmt: skip
-    producers["dc1"].insert(-1, {"e": "unconfirmed", "k": 1, "s": 1000, "p": 1, "ts": T0})
-    producers["dc1"][-1].update(errors=1, unconfirmed=1)
+    with_outcomes(producers, an_error(999, T0, T0 + 300), an_unconfirmed(1000, T0 + 1))
     report = verify.judge(producers, consumers, reads, [])
     assert report["produce_errors"] == 1
     assert report["produce_error_kinds"] == {"_MSG_TIMED_OUT": 1}
     assert report["unconfirmed"] == 1
-    assert report["ok"]
+    assert report["lost"] == 0
+    assert report["problems"] == [
+        "1 write(s) failed with an error outside the faults beyond the failure model ({'_MSG_TIMED_OUT': 1}): "
+        "['dc1 key 0 seq 999 to partition 0']",
+        "1 write(s) neither acknowledged nor failed when the producer stopped, outside the faults beyond the "
+        "failure model: ['dc1 key 1 seq 1000 to partition 1']",
+    ]
+    assert not report["ok"]
+
+
+def test_writes_under_way_while_a_fault_beyond_the_model_was_on_may_fail_or_stay_unconfirmed():
+    # Nothing acknowledged from T0+5 to T0+10 while the fault was on: each write sent then failed after 600 s.
+    refused = [(T0 + 5, T0 + 10)]
+    producers = {n: producer_log(n, 200, start=s, skip=refused) for n, s in (("dc1", T0), ("dc2", T0 + 0.05))}
+    consumers, reads = clean()[1], {"dc1": read_of(producers)}
+    beyond = fault(1, T0 + 5, T0 + 10, kind="two-dcs-lost", in_model=False)
+    with_outcomes(
+        producers,
+        an_error(998, T0 + 1, T0 + 5.5),  # sent before it, failed once it was on
+        an_unconfirmed(999, T0 + 9),  # sent while it was on, never answered
+    )
+    report = verify.judge(producers, consumers, reads, [beyond])
+    assert report["produce_errors"] == report["produce_errors_beyond_model"] == 101
+    assert (report["unconfirmed"], report["unconfirmed_beyond_model"]) == (1, 1)
+    assert report["problems"] == []
+    with_outcomes(producers, an_error(1001, T0 + 10.5, T0 + 12), an_unconfirmed(1002, T0 + 11))  # after it
+    report = verify.judge(producers, consumers, reads, [beyond])
+    assert [p.split(" write(s) ")[0] for p in report["problems"]] == ["1", "1"]
+    in_model = {**beyond, "kind": "broker-kill", "in_model": True}  # a fault within the model excuses nothing
+    assert len(verify.judge(producers, consumers, reads, [in_model])["problems"]) == 2
 
 
 def test_a_producer_log_whose_end_counts_other_lines_than_it_holds_fails_closed():
@@ -298,19 +343,37 @@ def test_a_producer_log_whose_end_counts_other_lines_than_it_holds_fails_closed(
     assert not report["ok"]
 
 
-def write_dir(path, producers, consumers, reads):
+PLANNED = [{"id": 1, "kind": "broker-kill", "target": "dc1-broker1", "at": 5.0, "hold": 3.0, "in_model": True,
+            "parent": None}]  # fmt: skip
+HEALED = {"undone": {}, "heal": {"healthy": {"passed": True, "problems": []}, "left_behind": {}}}
+WATCHED = {"interval_s": 5.0, "checks": 60, "off": 0, "off_examples": [], "delayer_pids": [77]}
+OUTCOME = {"interrupted": False, "error": None, "wedged": None, "heal": HEALED, "wan_rtt": None, "wan_watch": WATCHED}
+
+
+def write_dir(path, producers, consumers, reads, planned=PLANNED, outcome=OUTCOME):
+    """A run's directory as stretch/soak/run.py leaves it: the clients' logs and reads, the meta, the schedule
+    (planned), the fault log (a record of each planned fault) and the run's own outcome."""
     for prefix, logs in (("producer", producers), ("consumer", consumers), ("read", reads)):
         for name, events in logs.items():
             (path / f"{prefix}-{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    meta = {"run_id": "r1", "topic": "soak-r1", "seed": 7, "duration_s": 300.0, "wan": {"on": True},
+            "dcs": ["dc1", "dc2"]}  # fmt: skip
+    (path / "meta.json").write_text(json.dumps(meta))
+    (path / "schedule.json").write_text(json.dumps(planned))
+    recorded = [{**f, **fault(f["id"], T0 + f["at"], T0 + f["at"] + f["hold"], f["kind"], f["in_model"]),
+                 "target": f["target"]} for f in planned]  # fmt: skip
+    (path / "faults.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recorded))
+    (path / "run.json").write_text(json.dumps(outcome))
 
 
 def test_a_run_directory_is_judged_from_its_files_and_a_torn_line_fails_closed(tmp_path):
     write_dir(tmp_path, *clean())
-    (tmp_path / "faults.jsonl").write_text(json.dumps(fault(1, T0 + 5, T0 + 8)) + "\n")
-    report = verify.verify(tmp_path, dcs=["dc1", "dc2"])
+    report = verify.verify(tmp_path)
     assert report["problems"] == []
     assert report["ok"]
     assert len(report["faults"]) == 1
+    assert report["faults_unaccounted"] == []
+    assert report["replay"] == "make soak SEED=7 DURATION=300s"
     with (tmp_path / "consumer-dc1.jsonl").open("a") as f:
         f.write('{"e": "commit", "p": 0, "o"')  # a commit whose offset is unknown: it could have gone back
     report = verify.verify(tmp_path)
@@ -328,14 +391,91 @@ def test_a_dc_of_the_run_without_its_read_or_its_producers_log_fails_closed(tmp_
     producers, consumers, reads = clean()
     del reads["dc2"]
     write_dir(tmp_path, producers, consumers, reads)
-    assert verify.verify(tmp_path)["ok"]  # nothing says the run had dc2's read
-    (tmp_path / "meta.json").write_text(json.dumps({"dcs": ["dc1", "dc2"]}))
     report = verify.verify(tmp_path)
     assert report["problems"] == [f"no read-dc2.jsonl in {tmp_path}: dc2's read log is not judged"]
     assert not report["ok"]
     (tmp_path / "producer-dc2.jsonl").unlink()
     report = verify.verify(tmp_path, dcs=["dc1", "dc2"])
     assert f"no producer-dc2.jsonl in {tmp_path}: dc2's producer log is not judged" in report["problems"]
+
+
+def test_a_run_directory_without_its_meta_its_fault_log_or_a_dcs_logs_fails_closed(tmp_path):
+    """Five faults planned, no fault log, no meta, dc2's logs gone: nothing says what the run did or had."""
+    planned = [{**PLANNED[0], "id": i, "at": 5.0 * i} for i in range(1, 6)]
+    producers, consumers, reads = clean()
+    write_dir(tmp_path, producers, consumers, reads, planned=planned)
+    for name in ("faults.jsonl", "meta.json", "producer-dc2.jsonl", "consumer-dc2.jsonl", "read-dc2.jsonl"):
+        (tmp_path / name).unlink()
+    report = verify.verify(tmp_path)
+    assert not report["ok"]
+    assert report["problems"] == [
+        f"no meta.json in {tmp_path}: {verify.RUN_FILES['meta.json']}",
+        f"no faults.jsonl in {tmp_path}: {verify.RUN_FILES['faults.jsonl']}",
+        "planned faults with no record (never started): [1, 2, 3, 4, 5]",
+    ]
+    assert report["faults_unaccounted"] == [1, 2, 3, 4, 5]
+    report = verify.verify(tmp_path, dcs=["dc1", "dc2"])  # the DCs known otherwise: their logs are required
+    assert f"no producer-dc2.jsonl in {tmp_path}: dc2's producer log is not judged" in report["problems"]
+    (tmp_path / "schedule.json").write_text("[{")
+    (tmp_path / "run.json").unlink()
+    problems = verify.verify(tmp_path)["problems"]
+    assert problems[1].startswith(f"schedule.json in {tmp_path} is not whole JSON (")
+    assert problems[3] == f"no run.json in {tmp_path}: {verify.RUN_FILES['run.json']}"
+
+
+@pytest.mark.parametrize(
+    ("watch", "problem"),
+    [
+        (None, "the WAN was not watched through the run: no check recorded"),
+        ({"error": "watching the WAN failed: boom"}, "the WAN was not watched through the run: watching the WAN "
+                                                     "failed: boom"),
+        ({**WATCHED, "off": 2, "off_examples": [{"t": T0, "why": "stale"}]},
+         f"the WAN was off in 2 of 60 checks: [{{'t': {T0}, 'why': 'stale'}}]"),
+        ({**WATCHED, "delayer_pids": [77, 78]}, "the WAN's delayer was started again during the run (processes "
+                                                "[77, 78]): packets crossed undelayed until it was"),
+    ],
+)  # fmt: skip
+def test_a_wan_that_went_off_or_whose_delayer_died_during_the_run_fails_it(tmp_path, watch, problem):
+    write_dir(tmp_path, *clean(), outcome={**OUTCOME, "wan_watch": watch})
+    report = verify.verify(tmp_path)
+    assert report["problems"] == [problem]
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    (tmp_path / "meta.json").write_text(json.dumps({**meta, "wan": {"on": False}}))  # begun without the WAN
+    assert verify.verify(tmp_path)["ok"]
+
+
+def test_the_fault_log_must_account_for_the_schedule_fault_by_fault():
+    planned = [{**PLANNED[0], "id": i} for i in (1, 2, 3)]
+    recorded = [dict(planned[0]), dict(planned[0]), {**planned[1], "kind": "broker-pause"}, {**planned[2], "id": 9}]
+    unaccounted, problems = verify.account(planned, recorded)
+    assert unaccounted == [3]
+    assert problems == [
+        "planned faults with no record (never started): [3]",
+        "fault records of faults not in the schedule: [9]",
+        "faults recorded more than once: [1]",
+        "fault records whose kind, target, failure model or parent differ from the schedule's: [2]",
+    ]
+    assert verify.account(planned, [{**f, "start": None, "error": "not run"} for f in planned]) == ([], [])
+
+
+@pytest.mark.parametrize(
+    ("outcome", "problem"),
+    [
+        ({"interrupted": True}, "interrupted (Ctrl-C or SIGTERM): the schedule did not run to its end"),
+        ({"error": "RuntimeError: a client exited"}, "the run stopped early: RuntimeError: a client exited"),
+        ({"wedged": {"problems": ["broker 201 fenced"]}}, "wedged: a heal between faults left ['broker 201 fenced']"),
+        ({"heal": None}, "the final heal is not recorded: the testbed is not known to be whole"),
+        ({"heal": {**HEALED, "undone": {"3": {"error": "dc2: dc_recovery.yml failed"}}}},
+         "faults the final heal could not undo: {'3': 'dc2: dc_recovery.yml failed'}"),
+        ({"heal": {"undone": {}, "heal": {"healthy": {"passed": False, "problems": ["x"]}}}},
+         "final heal: not whole after the heal: ['x']"),
+    ],
+)  # fmt: skip
+def test_the_runs_own_outcome_is_judged_with_its_logs(tmp_path, outcome, problem):
+    write_dir(tmp_path, *clean(), outcome={**OUTCOME, **outcome})
+    report = verify.verify(tmp_path)
+    assert report["problems"] == [problem]
+    assert not report["ok"]
 
 
 def test_records_round_trip_and_anything_else_is_foreign():

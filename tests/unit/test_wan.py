@@ -145,13 +145,13 @@ def test_the_delayer_counts_as_loaded_only_with_exactly_the_active_links_and_a_f
         "links": {f"{x.src}>{x.dst}": {"delay_ms": x.delay_ms, "jitter_ms": 0.0, "rate_mbit": 0.0} for x in active},
     }
     monkeypatch.setattr(control.time, "monotonic", lambda: 101.0)
-    assert control._loaded(report, active)
-    assert not control._loaded(None, active)
-    assert not control._loaded(report, active[:-1])
+    assert control.loaded(report, active)
+    assert not control.loaded(None, active)
+    assert not control.loaded(report, active[:-1])
     stale = dict(report, monotonic=90.0)
-    assert not control._loaded(stale, active)
+    assert not control.loaded(stale, active)
     other = with_rtt(active, "dc1", "dc2", 100)
-    assert not control._loaded(report, other)
+    assert not control.loaded(report, other)
 
 
 def test_the_request_takes_each_dcs_subnet_brokers_and_first_node_from_the_inventory():

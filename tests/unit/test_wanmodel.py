@@ -3,7 +3,7 @@
 import pytest
 
 from stretch import traffic
-from stretch.bench import wanmodel
+from stretch.bench import wan, wanmodel
 
 
 def test_the_leader_pays_one_round_trip_to_the_far_replicas_on_top_of_its_own_handling():
@@ -103,3 +103,37 @@ def test_a_count_that_went_back_is_a_restart_not_a_mean():
     before = traffic.request_times(EXPORTER.replace(" 100.0", " 500.0"))
     with pytest.raises(ValueError, match="went back"):
         traffic.mean_between(before, traffic.request_times(EXPORTER), "Produce", "TotalTimeMs")
+
+
+def broker(produce_ms, requests=100):
+    return {"produce_requests": requests, "produce_ms": produce_ms}
+
+
+def test_the_models_measured_input_is_the_calibration_runs_not_a_run_it_is_compared_with():
+    calibration = {"brokers": {"101": broker(4.0), "102": broker(6.0), "201": broker(None, 0)}}
+    assert wan.lan_produce_ms(calibration) == 5.0
+    with pytest.raises(RuntimeError, match="calibration run at RTT 0"):
+        wan.lan_produce_ms(None)  # a report with only the compared runs: no model, rather than one fitted to them
+
+
+class Failovers:
+    """A stand-in for the benchmark's controller kills: each one's figures in turn."""
+
+    def __init__(self, *measured):
+        self.measured = list(measured)
+
+    def controller_failover(self, rtt):
+        ms = self.measured.pop(0)
+        return {"killed": f"dc{len(self.measured) + 1}-controller", "new_leader_after_ms": ms, "model_ms": 1830.0,
+                "ratio": wanmodel.ratio(ms, 1830.0), "epochs": 1, "quorum_back": True}  # fmt: skip
+
+
+def test_every_controller_kill_counts_and_a_failed_one_is_a_problem():
+    found = wan.failovers(Failovers(1900, 2100, 2000), 30)
+    assert (found["new_leader_after_ms"], found["failed_kills"], found["problems"]) == (2000, 0, [])
+    found = wan.failovers(Failovers(1900, None, 2000), 30)
+    assert found["new_leader_after_ms"] == 2000  # the failed kill counts as the slowest
+    assert found["problems"] == ["controller failover at RTT 30 ms: 1 of 3 kills without a new leader measured or "
+                                 "the quorum back (killed ['dc2-controller'])"]  # fmt: skip
+    found = wan.failovers(Failovers(1900, None, None), 30)
+    assert (found["new_leader_after_ms"], found["ratio"], found["failed_kills"]) == (None, None, 2)
