@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import sys
 
 import yaml
 
@@ -18,12 +21,20 @@ def alerts():
 
 
 def metrics_read():
-    """The metric names the alerts' expressions read (the JMX exporter's kafka_*, the blackbox exporter's probe_*
-    and Prometheus's own up)."""
+    """The metric names the alerts' expressions read (the JMX exporter's kafka_*, the blackbox exporter's probe_*,
+    the node exporter's node_*, the cluster's exporter's and the thresholds' stretch_*, and Prometheus's own up)."""
     used = set()
     for rule in alerts():
         # Label names are no metrics: drop the selectors' braces and the by/on clauses' lists.
         expr = re.sub(r"\{[^}]*\}", "", rule["expr"])
         expr = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", "", expr)
-        used |= set(re.findall(r"\b(kafka_[a-z0-9_]+|probe_[a-z0-9_]+|up)\b", expr))
+        used |= set(re.findall(r"\b((?:kafka|probe|node|stretch)_[a-z0-9_]+|up)\b", expr))
     return used
+
+
+def promtool():
+    """promtool, from the virtualenv (testbed/setup-test-tools.sh unpacks it there) or the PATH."""
+    found = shutil.which("promtool", path=f"{os.path.dirname(sys.executable)}:{os.environ.get('PATH', '')}")
+    if not found:
+        raise RuntimeError("promtool not found: run `make setup-test-tools` (testbed/setup-test-tools.sh)")
+    return found
