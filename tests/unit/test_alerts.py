@@ -1,30 +1,22 @@
 """The alert rules: valid, each tested firing with promtool, and reading only metrics the exporter serves."""
 
-import os
 import re
-import shutil
 import subprocess
-import sys
 
-import pytest
 import yaml
 
-from stretch.alert_rules import REPO, RULE_TESTS, RULES, alerts, metrics_read
+from ansible_collections.stretch.kafka.plugins.module_utils import monitoring
+from stretch.alert_rules import REPO, RULE_TESTS, RULES, alerts, metrics_read, promtool
+from stretch.cluster_exporter import exporter
 from stretch.prometheus import loaded_alerts, rules_problems
 
 EXPORTER = REPO / "roles/kafka_node/templates/etc/kafka/metrics-agent.yaml.j2"
 # Series Prometheus itself makes for every target.
 SCRAPE_SERIES = {"up"}
-# What the blackbox exporter's TLS probe (tests/prometheus.py's module) serves.
-PROBE_SERIES = {"probe_success", "probe_ssl_earliest_cert_expiry"}
-
-
-def promtool():
-    """promtool, from the virtualenv (testbed/setup-host.sh unpacks it there) or the PATH."""
-    found = shutil.which("promtool", path=f"{os.path.dirname(sys.executable)}:{os.environ.get('PATH', '')}")
-    if not found:
-        pytest.fail("promtool not found: run `make setup-python` (testbed/setup-host.sh)")
-    return found
+# What the blackbox exporter serves: its TLS probe (stretch/prometheus.py's module) and the WAN probe's TCP connect.
+PROBE_SERIES = {"probe_success", "probe_ssl_earliest_cert_expiry", "probe_duration_seconds"}
+# What Debian's node exporter serves of the filesystems (its filesystem collector, on by default).
+NODE_SERIES = {"node_filesystem_avail_bytes", "node_filesystem_size_bytes"}
 
 
 def run_promtool(*args):
@@ -66,10 +58,19 @@ def exported_names():
     return names
 
 
-def test_the_rules_read_only_metrics_the_exporter_serves():
+def threshold_names():
+    """The series the role's thresholds file records (module_utils/monitoring.py)."""
+    rules = monitoring.threshold_rules({("dc1", "dc2"): 0.06}, {"stream-active": 1000})
+    return {rule["record"] for group in rules["groups"] for rule in group["rules"]}
+
+
+def test_the_rules_read_only_metrics_the_exporters_serve():
     used = metrics_read()
     assert used, "no metric found in the rules"
-    assert used - exported_names() - SCRAPE_SERIES - PROBE_SERIES == set()
+    served = exported_names() | SCRAPE_SERIES | PROBE_SERIES | NODE_SERIES | set(exporter.HELP) | threshold_names()
+    assert used - served == set()
+    # Each source is read by some rule: a name above that no rule reads any more is stale.
+    assert {n for n in used if n.startswith("stretch_")} >= threshold_names()
 
 
 def rules_reply(*rules, group="stretch"):
