@@ -27,7 +27,7 @@ SANITY_ROOT := /tmp/stretch-kafka-sanity
         verify drills down lint unit molecule \
         bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
         drill-upgrade drill-group drill-stream drill-active-active drill-active-active-short drill-oneway docs wan bench-wan \
-        soak soak-schedule soak-fault soak-heal
+        soak soak-schedule soak-fault soak-heal dashboard dashboard-png drill-alerts
 
 demo: setup up converge smoke
 
@@ -124,6 +124,11 @@ molecule: collection
 # Docs generated from the roles' argument specs (a unit test fails when they differ).
 docs:
 	python -m stretch.docs_variables > docs/variables.md
+
+# The Grafana dashboard, generated with Grafana's SDK from stretch/dashboard.py
+# (a unit test fails when the checked-in JSON differs).
+dashboard:
+	python -m stretch.dashboard > roles/kafka_monitoring/files/stretch-dashboard.json
 
 # Fresh and no-op converge times and their ratio (the no-op must change
 # nothing), the smoke test's figures and the testbed's peak memory.

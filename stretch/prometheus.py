@@ -168,8 +168,11 @@ class Prometheus:
     def targets(self):
         """{(job, node or instance, peer DC or ""): health ("up", "down", "unknown")} of the active targets."""
         return {
-            (t["labels"]["job"], t["labels"].get("node", t["labels"].get("instance")), t["labels"].get("peer_dc", "")):
-            t["health"]
+            (
+                t["labels"]["job"],
+                t["labels"].get("node", t["labels"].get("instance")),
+                t["labels"].get("peer_dc", ""),
+            ): t["health"]
             for t in self._api("targets")["activeTargets"]
         }
 

@@ -1,22 +1,11 @@
 """The alert rules: valid, each tested firing with promtool, and reading only metrics the exporter serves."""
 
-import re
 import subprocess
 
 import yaml
 
-from ansible_collections.stretch.kafka.plugins.module_utils import monitoring
-from stretch.alert_rules import REPO, RULE_TESTS, RULES, alerts, metrics_read, promtool
-from stretch.cluster_exporter import exporter
+from stretch.alert_rules import RULE_TESTS, RULES, alerts, metrics_read, promtool, served
 from stretch.prometheus import loaded_alerts, rules_problems
-
-EXPORTER = REPO / "roles/kafka_node/templates/etc/kafka/metrics-agent.yaml.j2"
-# Series Prometheus itself makes for every target.
-SCRAPE_SERIES = {"up"}
-# What the blackbox exporter serves: its TLS probe (stretch/prometheus.py's module) and the WAN probe's TCP connect.
-PROBE_SERIES = {"probe_success", "probe_ssl_earliest_cert_expiry", "probe_duration_seconds"}
-# What Debian's node exporter serves of the filesystems (its filesystem collector, on by default).
-NODE_SERIES = {"node_filesystem_avail_bytes", "node_filesystem_size_bytes"}
 
 
 def run_promtool(*args):
@@ -45,32 +34,12 @@ def test_every_alert_is_tested_firing_and_quiet():
     assert names - quiet == set(), "alerts never tested quiet"
 
 
-def exported_names():
-    """The metric names the exporter's rules give (a $1 taken from the pattern's alternatives)."""
-    names = set()
-    for rule in yaml.safe_load(EXPORTER.read_text())["rules"]:
-        name = rule["name"]
-        if "$1" in name:
-            choices = re.search(r"\(([^()]*\|[^()]*)\)", rule["pattern"]).group(1).split("|")
-            names |= {name.replace("$1", choice).lower() for choice in choices}
-        else:
-            names.add(name)
-    return names
-
-
-def threshold_names():
-    """The series the role's thresholds file records (module_utils/monitoring.py)."""
-    rules = monitoring.threshold_rules({("dc1", "dc2"): 0.06}, {"stream-active": 1000})
-    return {rule["record"] for group in rules["groups"] for rule in group["rules"]}
-
-
 def test_the_rules_read_only_metrics_the_exporters_serve():
     used = metrics_read()
     assert used, "no metric found in the rules"
-    served = exported_names() | SCRAPE_SERIES | PROBE_SERIES | NODE_SERIES | set(exporter.HELP) | threshold_names()
-    assert used - served == set()
-    # Each source is read by some rule: a name above that no rule reads any more is stale.
-    assert {n for n in used if n.startswith("stretch_")} >= threshold_names()
+    assert used - served() == set()
+    # The thresholds the role records are read by the rules that compare with them.
+    assert {"stretch_wan_rtt_alert_seconds", "stretch_consumer_group_lag_alert_records"} <= used
 
 
 def rules_reply(*rules, group="stretch"):
