@@ -130,6 +130,12 @@ docs:
 dashboard:
 	python -m stretch.dashboard > roles/kafka_monitoring/files/stretch-dashboard.json
 
+# The dashboard's main panels over the failover drill's DC loss and recovery,
+# from what the drill's Prometheus answered to their queries
+# (reports/dashboard-dc-loss.json, written by `make drill-failover` and `make test`).
+dashboard-png:
+	python -m stretch.dashboard_png reports/dashboard-dc-loss.json docs/images/dashboard-dc-loss.png
+
 # Fresh and no-op converge times and their ratio (the no-op must change
 # nothing), the smoke test's figures and the testbed's peak memory.
 # Recreates the testbed.

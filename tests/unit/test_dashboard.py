@@ -6,7 +6,7 @@ import subprocess
 
 import yaml
 
-from stretch import REPO, dashboard
+from stretch import REPO, dashboard, dashboard_check, dashboard_png
 from stretch.alert_rules import metric_names, promtool, served
 
 JSON = REPO / "roles/kafka_monitoring/files/stretch-dashboard.json"
@@ -78,3 +78,33 @@ def test_the_panels_cover_what_an_operator_of_a_stretch_cluster_looks_at():
         "node_memory_MemAvailable_bytes",
     ):
         assert wanted in read, wanted
+
+
+def test_a_query_without_series_or_without_a_dc_is_a_problem():
+    every, brokers = ["dc1", "dc2", "dc3"], ["dc1", "dc2"]
+    wan = dashboard.Query("probe_duration_seconds", "{{dc}}", dashboard.EVERY)
+    lag = dashboard.Query("sum by (group, dc) (stretch_consumer_group_lag)", "{{dc}}")
+    model = dashboard.Query("2 * sum(rate(x[1m]))", "2N", None)
+    results = [
+        ("WAN", wan, [{"dc": "dc1"}, {"dc": "dc2"}, {"dc": "dc3"}]),
+        ("lag", lag, [{"dc": "dc1"}, {"dc": "dc2"}, {"dc": "unassigned"}]),
+        ("model", model, [{}]),
+    ]
+    assert dashboard_check.coverage_problems(results, every, brokers) == []
+    results = [("WAN", wan, [{"dc": "dc1"}, {"dc": "dc2"}]), ("lag", lag, []), ("model", model, [])]
+    assert dashboard_check.coverage_problems(results, every, brokers) == [
+        "WAN: probe_duration_seconds returned no series for dc3",
+        "lag: sum by (group, dc) (stretch_consumer_group_lag) returned nothing",
+        "model: 2 * sum(rate(x[1m])) returned nothing",
+    ]
+
+
+def test_the_picture_draws_each_main_panel_with_grafana_s_legends(tmp_path):
+    assert dashboard_png.legend("{{leader_dc}} -> {{dc}}", {"dc": "dc2", "leader_dc": "dc1"}) == "dc1 -> dc2"
+    panel = {"title": "Round trip", "unit": "s", "queries": [
+        {"legend": "{{dc}} -> {{peer_dc}}",
+         "series": [{"labels": {"dc": "dc1", "peer_dc": "dc2"}, "points": [[100, 0.03], [115, 0.031]]}]}]}  # fmt: skip
+    assert dashboard_png.lines(panel, 100) == [("dc1 -> dc2", [0, 15], [30.0, 31.0])]
+    data = {"start": 100, "end": 115, "marks": {"dc2 lost": 105}, "panels": [panel, panel, panel]}
+    path = dashboard_png.draw(data, tmp_path / "dc-loss.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
