@@ -214,6 +214,13 @@ soak-heal: collection
 drill-oneway: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_oneway_drill.py
 
+# The alerts no other drill raises, each made to fire once against the running
+# testbed: the WAN's round trip raised, a broker's data volume filled, an
+# unclean leader election and a partition under min ISR without an eligible
+# leader on scratch topics (about 10 minutes; reports/alert-drill.json).
+drill-alerts: collection
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_alert_drill.py
+
 # The active/active consumer group: two members per DC, one DC's members
 # killed, then its nodes, against the running testbed.
 drill-group: collection
