@@ -63,6 +63,11 @@ LEADER_DC = (
 )
 
 
+def _quorum(title, description, expr, legend="{{node}} ({{dc}})", unit="none"):
+    """A quorum panel: one query, a series for each controller (or DC), in every DC with one."""
+    return Panel(title, description, unit, (Query(expr, legend, EVERY),), width=6)
+
+
 def _request_time(request):
     return Panel(
         f"{request} request time per DC (p99, by part)",
@@ -84,42 +89,29 @@ ROWS = (
     Row(
         "Quorum",
         (
-            Panel(
+            _quorum(
                 "Quorum leader, as each voter sees it",
                 "The node id each controller takes for the KRaft quorum's leader (-1: none known). All voters agreeing "
                 "on one id is a healthy quorum.",
-                "none",
-                (Query(f"kafka_raft_current_leader{{{CONTROLLERS}}}", "{{node}} ({{dc}})", EVERY),),
-                width=6,
+                f"kafka_raft_current_leader{{{CONTROLLERS}}}",
             ),
-            Panel(
+            _quorum(
                 "Active controller per DC",
                 "1 for the DC whose controller is active (the quorum's leader), 0 for the others.",
-                "none",
-                (Query(f"max by (dc) (kafka_controller_active_count{{{CONTROLLERS}}})", "{{dc}}", EVERY),),
-                width=6,
+                f"max by (dc) (kafka_controller_active_count{{{CONTROLLERS}}})",
+                legend="{{dc}}",
             ),
-            Panel(
+            _quorum(
                 "Quorum epoch",
                 "The quorum's epoch as each controller sees it: one more per controller election.",
-                "none",
-                (Query(f"kafka_raft_current_epoch{{{CONTROLLERS}}}", "{{node}} ({{dc}})", EVERY),),
-                width=6,
+                f"kafka_raft_current_epoch{{{CONTROLLERS}}}",
             ),
-            Panel(
+            _quorum(
                 "Voter lag behind the quorum's high watermark",
                 "Records each controller's metadata log ends behind the highest high watermark any voter reports; "
                 "KafkaQuorumVoterLagging fires above 1000 for 2 minutes.",
-                "short",
-                (
-                    Query(
-                        f"scalar(max(kafka_raft_high_watermark{{{CONTROLLERS}}})) "
-                        f"- kafka_raft_log_end_offset{{{CONTROLLERS}}}",
-                        "{{node}} ({{dc}})",
-                        EVERY,
-                    ),
-                ),
-                width=6,
+                f"scalar(max(kafka_raft_high_watermark{{{CONTROLLERS}}})) - kafka_raft_log_end_offset{{{CONTROLLERS}}}",
+                unit="short",
             ),
         ),
     ),
