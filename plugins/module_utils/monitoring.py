@@ -22,6 +22,8 @@ label) are not confused with them.
 
 from __future__ import annotations
 
+import ipaddress
+
 from ansible_collections.stretch.kafka.plugins.module_utils.kernel import _number as positive_number
 
 NODE_EXPORTER = "node"
@@ -197,8 +199,6 @@ def threshold_rules(wan, lag):
 def dc_networks(networks, dcs):
     """{DC: [CIDR]} of kafka_monitoring_dc_networks (a CIDR or a list per DC), each DC a DC of the cluster and each
     network a valid one; ValueError naming every bad entry."""
-    import ipaddress  # noqa: PLC0415  only the role's settings need it
-
     problems = _dc_keys(networks, "kafka_monitoring_dc_networks", dcs)
     out = {}
     for dc, value in (networks if isinstance(networks, dict) else {}).items():

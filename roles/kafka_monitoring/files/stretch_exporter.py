@@ -254,7 +254,8 @@ class Cluster:
         listed = self.confluent.list_consumer_groups(request_timeout=self.timeout).result(timeout=self.timeout)
         if listed.errors:
             raise ReadError(f"listing the groups: {listed.errors}")
-        names = sorted(g.group_id for g in listed.valid if not g.is_simple_consumer_group)
+        # Every group, "simple" ones too: a client that assigns its partitions itself and commits has lag.
+        names = sorted(g.group_id for g in listed.valid)
         out = {}
         described = self.confluent.describe_consumer_groups(names, request_timeout=self.timeout) if names else {}
         for name in names:
