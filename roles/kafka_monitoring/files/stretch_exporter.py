@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The stretch cluster's own Prometheus exporter: what no broker's JMX says.
 
     python3 stretch_exporter.py --config stretch-exporter.json [--listen 127.0.0.1:9308]
@@ -292,7 +291,7 @@ class Cluster:
         client = self.python()
         topics = sorted(client.list_topics())
         out, cursor = [], None
-        for _ in range(100000):
+        for _page in range(100000):
             answer = client.describe_topic_partitions(topics, cursor=cursor) if topics else {"topics": []}
             for topic in answer["topics"]:
                 if topic["error_code"]:
