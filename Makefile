@@ -29,7 +29,7 @@ SANITY_ROOT := /tmp/stretch-kafka-sanity
         bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
         drill-upgrade drill-group drill-stream drill-active-active drill-active-active-short drill-oneway docs wan bench-wan \
         bench-kernel test-trixie \
-        soak soak-schedule soak-fault soak-heal
+        soak soak-schedule soak-fault soak-heal dashboard dashboard-png drill-alerts
 
 demo: setup up converge smoke
 
@@ -149,6 +149,17 @@ molecule: collection
 docs:
 	python -m stretch.docs_variables > docs/variables.md
 
+# The Grafana dashboard, generated with Grafana's SDK from stretch/dashboard.py
+# (a unit test fails when the checked-in JSON differs).
+dashboard:
+	python -m stretch.dashboard > roles/kafka_monitoring/files/stretch-dashboard.json
+
+# The dashboard's main panels over the failover drill's DC loss and recovery,
+# from what the drill's Prometheus answered to their queries
+# (reports/dashboard-dc-loss.json, written by `make drill-failover` and `make test`).
+dashboard-png:
+	python -m stretch.dashboard_png reports/dashboard-dc-loss.json docs/images/dashboard-dc-loss.png
+
 # Fresh and no-op converge times and their ratio (the no-op must change
 # nothing), the smoke test's figures and the testbed's peak memory.
 # Recreates the testbed.
@@ -233,6 +244,13 @@ soak-heal: collection
 # who leads, ISR and high watermarks over time, writes on each side (reports/oneway-drill.json).
 drill-oneway: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_oneway_drill.py
+
+# The alerts no other drill raises, each made to fire once against the running
+# testbed: the WAN's round trip raised, a broker's data volume filled, an
+# unclean leader election and a partition under min ISR without an eligible
+# leader on scratch topics (about 10 minutes; reports/alert-drill.json).
+drill-alerts: collection
+	python -m pytest -p no:cacheprovider -q -s tests/drills/test_alert_drill.py
 
 # The active/active consumer group: two members per DC, one DC's members
 # killed, then its nodes, against the running testbed.

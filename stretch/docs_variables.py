@@ -17,8 +17,8 @@ import yaml
 from stretch import REPO
 
 ROLES = (
-    "kafka", "kafka_pki", "kafka_node", "kafka_admin", "kafka_ops", "kafka_smoke", "kafka_monitoring", "spark",
-    "spark_stream", "artifact", "platform",
+    "kafka", "kafka_pki", "kafka_node", "kafka_admin", "kafka_ops", "kafka_smoke", "kafka_monitoring", "node_exporter",
+    "spark", "spark_stream", "artifact", "platform",
 )  # fmt: skip
 
 

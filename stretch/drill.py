@@ -113,3 +113,26 @@ def recorded(path):
     previous.update({step["step"]: step for step in found["steps"]})
     previous.update({f"load through {label}": report for label, report in found["loads"].items()})
     path.write_text(json.dumps(previous, indent=2) + "\n")
+
+
+def lag_rise_and_fall(points, calm, lost, settled):
+    """Judges one DC's consumer lag around the loss of its consumers, from its points [(time, records)].
+
+    calm, lost, settled: (from, to) windows: before the loss; from the loss
+    until the other DC's consumers took every partition over; after that.
+    It rose when its peak while lost is above its highest calm value, and
+    fell when every value once settled is back at or under that calm highest
+    (a DC that owns nothing any more counts 0). Returns {calm_max, peak,
+    settled_max, rose, fell}; a window without a point counts as not shown.
+    """
+
+    def within(window):
+        return [v for t, v in points if window[0] <= t <= window[1]]
+
+    calm_values, lost_values, settled_values = within(calm), within(lost), within(settled)
+    calm_max = max(calm_values) if calm_values else None
+    peak = max(lost_values) if lost_values else None
+    settled_max = max(settled_values) if settled_values else None
+    rose = None not in (calm_max, peak) and peak > calm_max
+    fell = None not in (calm_max, settled_max) and settled_max <= calm_max
+    return {"calm_max": calm_max, "peak": peak, "settled_max": settled_max, "rose": rose, "fell": fell}

@@ -1,13 +1,17 @@
 """A real Prometheus on this host, scraping every node's exporter with the roles' targets and alert rules.
 
-The targets and rules come from playbooks/monitoring.yml, as an operator's
-Prometheus would get them; the binaries are Debian's (testbed/setup-host.sh
-unpacks them into the virtualenv). Beside it, a blackbox exporter probes each
-node's TLS listener (the role's stretch-tls-targets.json), verifying the
-certificate against the CAs the role wrote, with the admin runner's
-certificate for listeners that want one. Both listen on the loopback only;
+The targets, rules and thresholds come from playbooks/monitoring.yml, as an
+operator's Prometheus would get them: every node's JMX exporter, every host's
+node exporter and the WAN probes between the DCs (roles/node_exporter). The
+binaries are Debian's (testbed/setup-test-tools.sh unpacks them into the
+virtualenv). Beside it, a blackbox exporter probes each node's TLS listener
+(the role's stretch-tls-targets.json), verifying the certificate against the
+CAs the role wrote, with the admin runner's certificate for listeners that
+want one; and the cluster's exporter the role wrote (consumer lag per DC, the
+partitions' eligible leaders) runs with the settings the role wrote, on the
+admin certificate as the admin modules do. All listen on the loopback only;
 Prometheus scrapes and evaluates every 5 s and keeps its data in a temporary
-directory.
+directory; the cluster's exporter reads the cluster every 2 s.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ PROMETHEUS = Path(sys.executable).parent / "prometheus"
 BLACKBOX = Path(sys.executable).parent / "prometheus-blackbox-exporter"
 INTERVAL_SECONDS = 5
 INTERVAL = f"{INTERVAL_SECONDS}s"
+# How often the cluster's exporter reads the cluster here: short enough to see a lost DC's lag rise and fall
+# within the seconds a takeover takes.
+EXPORTER_INTERVAL_SECONDS = 2
 
 
 def loaded_alerts(data):
@@ -66,7 +73,8 @@ class Prometheus:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.blackbox_port = _free_port()
-        self.proc = self.blackbox = None
+        self.exporter_port = _free_port()
+        self.proc = self.blackbox = self.exporter = None
 
     def _blackbox_config(self, rules):
         """The blackbox exporter's one module: a TLS handshake verified against the role's CA bundle."""
@@ -76,15 +84,25 @@ class Prometheus:
 
     def __enter__(self):
         rules = self.workdir / "rules"
-        written = playbook(self.cluster, "monitoring", kafka_monitoring_dir=str(rules), log_dir=self.workdir)
+        written = playbook(self.cluster, "monitoring", kafka_monitoring_dir=str(rules), log_dir=self.workdir,
+                           kafka_monitoring_exporter_interval=EXPORTER_INTERVAL_SECONDS)  # fmt: skip
         if not written.ok:
             raise RuntimeError(f"playbooks/monitoring.yml failed; see {written.log}")
         (self.workdir / "blackbox.yml").write_text(json.dumps(self._blackbox_config(rules)))
         config = {
             "global": {"scrape_interval": INTERVAL, "evaluation_interval": INTERVAL, "scrape_timeout": "4s"},
-            "rule_files": [str(rules / "stretch-alerts.yml")],
+            "rule_files": [str(rules / "stretch-alerts.yml"), str(rules / "stretch-thresholds.yml")],
             "scrape_configs": [
                 {"job_name": "kafka", "file_sd_configs": [{"files": [str(rules / "stretch-targets.json")]}]},
+                {"job_name": "node", "file_sd_configs": [{"files": [str(rules / "stretch-node-targets.json")]}]},
+                # The probe's module and target are the target groups' own labels.
+                {"job_name": "wan", "file_sd_configs": [{"files": [str(rules / "stretch-wan-targets.json")]}]},
+                {
+                    "job_name": "stretch",
+                    "static_configs": [
+                        {"targets": [f"127.0.0.1:{self.exporter_port}"], "labels": {"exporter": "stretch"}}
+                    ],
+                },
                 {
                     "job_name": "kafka-tls",
                     "metrics_path": "/probe",
@@ -99,6 +117,11 @@ class Prometheus:
         }
         (self.workdir / "prometheus.yml").write_text(json.dumps(config))
         self.log = open(self.workdir / "prometheus.log", "w")  # noqa: SIM115 - closed in __exit__
+        self.exporter = subprocess.Popen(
+            [sys.executable, str(rules / "stretch-exporter.py"), f"--config={rules / 'stretch-exporter.json'}",
+             f"--listen=127.0.0.1:{self.exporter_port}"],
+            stdout=self.log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
         self.blackbox = subprocess.Popen(
             [str(BLACKBOX), f"--config.file={self.workdir / 'blackbox.yml'}",
              f"--web.listen-address=127.0.0.1:{self.blackbox_port}"],
@@ -122,7 +145,7 @@ class Prometheus:
         raise RuntimeError(f"Prometheus did not become ready; see {self.workdir / 'prometheus.log'}")
 
     def __exit__(self, *exc):
-        for proc in (self.proc, self.blackbox):
+        for proc in (self.proc, self.blackbox, self.exporter):
             if proc and proc.poll() is None:
                 proc.terminate()
                 try:
@@ -143,8 +166,20 @@ class Prometheus:
         return answer["data"]
 
     def targets(self):
-        """{(job, node): health ("up", "down", "unknown")} of the active targets."""
-        return {(t["labels"]["job"], t["labels"]["node"]): t["health"] for t in self._api("targets")["activeTargets"]}
+        """{(job, node or instance, peer DC or ""): health ("up", "down", "unknown")} of the active targets."""
+        return {
+            (
+                t["labels"]["job"],
+                t["labels"].get("node", t["labels"].get("instance")),
+                t["labels"].get("peer_dc", ""),
+            ): t["health"]
+            for t in self._api("targets")["activeTargets"]
+        }
+
+    def query_range(self, expr, start, end, step):
+        """[(labels, [(time, value)])] of a range query (times in epoch seconds)."""
+        data = self._api("query_range", query=expr, start=start, end=end, step=step)
+        return [(r["metric"], [(float(t), float(v)) for t, v in r["values"]]) for r in data["result"]]
 
     def query(self, expr):
         """[(labels, value)] of an instant query."""

@@ -17,7 +17,10 @@ a. both jobs are in the group, each owns about half of the partitions, and
 b. the second DC's driver is killed (SIGKILL on its whole service): the
    first DC's job takes every partition; takeover is the time from the kill
    to the first batch of the first DC's job holding a partition the killed
-   job owned (at most 15 s);
+   job owned (at most 15 s). The group's lag in the second DC, as the
+   cluster's exporter gives it to the drill's Prometheus (the dashboard's
+   lag panel), rises above its calm highest while its partitions wait, and
+   is back at or under it once the first DC's job has them;
 c. systemd starts the killed job again and the work splits again;
 d. (the full drill only) the second DC's Kafka nodes are lost
    (dc_failover.yml) and recovered (dc_recovery.yml) while the jobs run; the
@@ -44,7 +47,7 @@ from confluent_kafka.admin import AdminClient
 
 from stretch import dcnet
 from stretch.cluster import REPO, playbook, wait_until
-from stretch.drill import Load
+from stretch.drill import Load, lag_rise_and_fall
 from stretch.smoke import groupsink, locality
 from stretch.spark_cluster import SparkNode
 
@@ -156,7 +159,15 @@ def stream_group():
     return os.environ.get("STRETCH_STREAM_GROUP", defaults["kafka_stream_group"])
 
 
-def test_active_active_drill(cluster):
+def lag_seen(prometheus, group, dc, calm_start, killed_at, taken_at, settled_until):
+    """The second DC's lag for the group around the kill, from the drill's Prometheus (lag_rise_and_fall)."""
+    found = prometheus.query_range(f'sum(stretch_consumer_group_lag{{group="{group}", dc="{dc}"}})', calm_start,
+                                   settled_until, 2)  # fmt: skip
+    points = found[0][1] if found else []
+    return lag_rise_and_fall(points, (calm_start, killed_at), (killed_at, taken_at), (taken_at + 5, settled_until))
+
+
+def test_active_active_drill(cluster, prometheus):
     started = time.time()
     shutil.rmtree(WORKDIR, ignore_errors=True)
     WORKDIR.mkdir(parents=True, mode=0o700)
@@ -243,6 +254,18 @@ def test_active_active_drill(cluster):
             takeover["first_seconds"] is not None and takeover["first_seconds"] <= TAKEOVER_TARGET_SECONDS,
             f"{takeover['first_seconds']} s to the first batch, {takeover['all_seconds']} s to all",
         )
+        # Until systemd starts the killed job again (spark_stream_restart_seconds, 30 s), the first DC owns it all.
+        if takeover["all_seconds"] is not None:
+            taken_at = killed_at + takeover["all_seconds"]
+            time.sleep(max(0.0, killed_at + 28 - time.time()))
+            lag = lag_seen(prometheus, stream_group(), second, calm_start, killed_at, taken_at, killed_at + 28)
+            drill.figures["lag_around_the_kill"] = lag
+            drill.check(
+                f"(b) the group's lag in {second} rises while its partitions wait, and falls back once {first}'s "
+                "job has them (the dashboard's lag panel)",
+                lag["rose"] and lag["fell"],
+                lag,
+            )
 
         # (c) systemd starts it again; the work splits again.
         back = wait_until(

@@ -21,7 +21,11 @@ idempotent) and reading as each broker DC throughout:
    blocks writes until dc_failover.yml relaxes it to 2, and dc_recovery.yml
    puts 3 back.
 
-Then the verifier checks that no acknowledged record was lost or reordered.
+Then the verifier checks that no acknowledged record was lost or reordered,
+and that every query of every dashboard panel (stretch/dashboard.py) returned
+series for every DC it must over the drill, from the drill's Prometheus; the
+main panels' data over the second DC's loss and recovery goes to
+reports/dashboard-dc-loss.json (`make dashboard-png` draws it).
 Every check is printed PASS or FAIL with its figure; the figures go to
 reports/failover-drill.json. The addresses and DCs come from the inventory;
 the network cut uses the testbed's host firewall (testbed/partition.sh).
@@ -36,7 +40,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
-from stretch import dcnet, traffic
+from stretch import dashboard_check, dcnet, traffic
 from stretch.bench import traffic as traffic_runs
 from stretch.cluster import REPO, left_after_recovery, playbook, quorum_leader_id, wait_until
 from stretch.drill import load_problems, wan_probe
@@ -339,6 +343,7 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
     f = drill.figures
     drill.prometheus = prometheus
     rtt = wan_probe()
+    started, marks = time.time(), {}
     load.start()
     if rtt:
         rtt.start()
@@ -346,15 +351,18 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
         load.mark("steady")
         time.sleep(10)
 
+        marks[f"{second} lost"] = time.time()
         lost = drill.lose_before_the_run(second)
         f[f"{second}_failover_playbook_seconds"] = lost.seconds
         f[f"{second}_failover_writable_after_seconds"] = lost.stats["kafka_failover"]["writable_after_seconds"]
         time.sleep(20)
         f[f"{second}_alerts_firing_after_seconds"] = drill.alerts_fire(second)
+        marks[f"{second} recovering"] = time.time()
         back, f[f"{second}_catch_up_under_throttle"] = drill.recover_under_throttle(second, tmp_path)
         f[f"{second}_recovery_playbook_seconds"] = back.seconds
         f[f"{second}_recovery_seconds"] = back.stats.get("kafka_recovery", {}).get("healthy_after_seconds")
         f[f"{second}_alerts_resolved_after_recovery_seconds"] = drill.alerts_resolve(second)
+        marks[f"{second} back"] = time.time()
 
         load.mark(f"{second} back")
         time.sleep(10)
@@ -395,6 +403,7 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
             # Round trips between the DCs under the drill's load (a lost DC's pairs go unanswered while it is down).
             f["wan_rtt_during_drill"] = rtt.stop()
 
+    check_dashboard(drill, prometheus, started, marks)
     result = load.report()
     windows = {w["name"]: w for w in result.get("windows", [])}
     window = windows.get(f"{second} lost", {})
@@ -458,6 +467,22 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
     print(f"report: {out}")
     failed = [c for c in drill.checks if not c["passed"]]
     assert not failed, failed
+
+
+def check_dashboard(drill, prometheus, started, marks):
+    """Every query of every panel returned series for every DC it must over the drill (a lost DC's brokers serve
+    nothing while it is down: judged over the window); the main panels' data over the loss and recovery kept."""
+    every = sorted({n.dc for n in drill.cluster.nodes})
+    results = dashboard_check.evaluate(prometheus, started, time.time())
+    problems = dashboard_check.coverage_problems(results, every, drill.cluster.dcs)
+    drill.check(
+        "the dashboard: every panel's queries return series for every DC over the drill",
+        not problems,
+        "; ".join(problems) or f"{len(results)} queries, DCs {every}",
+    )
+    end = marks.get(f"{drill.second} back", time.time()) + 60
+    data = dashboard_check.main_panels_data(prometheus, started, min(end, time.time()), marks)
+    dashboard_check.write(REPORTS / "dashboard-dc-loss.json", data)
 
 
 def test_a_dc_whose_hosts_cannot_be_reached_is_failed_over_and_recovered(cluster, hosts):

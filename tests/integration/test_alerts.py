@@ -89,3 +89,53 @@ def test_a_replication_throttle_left_on_is_seen_and_its_removal_too(prometheus, 
         off = playbook(cluster, "quotas")
     assert off.ok, off.log
     assert wait_until(lambda: seen() == set(), timeout=90, interval=1), f"still seen on {seen()}"
+
+
+def test_every_host_s_node_exporter_is_scraped_with_its_dc(prometheus, cluster):
+    """Every Kafka node and every Spark host (roles/node_exporter), each with the DC of the inventory."""
+    expected = {n.address: n.dc for n in cluster.nodes} | {s["host"]: dc for dc, s in (cluster.spark or {}).items()}
+
+    def scraped():
+        return {m["instance"].rsplit(":", 1)[0]: m["dc"] for m, v in prometheus.query('up{exporter="node"}') if v == 1}
+
+    assert wait_until(lambda: scraped() == expected, timeout=60, interval=5), scraped()
+    # Each reports a filesystem and its memory, which the host panels and alerts read.
+    for metric in ("node_filesystem_avail_bytes", "node_memory_MemAvailable_bytes"):
+        hosts = {m["instance"].rsplit(":", 1)[0] for m, _ in prometheus.query(f'{metric}{{exporter="node"}}')}
+        assert hosts == set(expected), metric
+
+
+def test_the_wan_probe_measures_each_dc_pair_s_round_trip_under_its_threshold(prometheus, cluster):
+    """The blackbox exporter of each DC's first host times a connect to each other DC's: a round trip of the
+    testbed's WAN, within 20% below the round trip the inventory declares (the threshold over its factor) and
+    under the threshold itself."""
+    dcs = sorted({n.dc for n in cluster.nodes})
+    pairs = {(a, b) for a in dcs for b in dcs if a != b}
+
+    def measured():
+        found = prometheus.query('min_over_time(probe_duration_seconds{exporter="wan"}[1m])')
+        ok = {(m["dc"], m["peer_dc"]) for m, v in prometheus.query('probe_success{exporter="wan"}') if v == 1}
+        return {(m["dc"], m["peer_dc"]): v for m, v in found if (m["dc"], m["peer_dc"]) in ok}
+
+    assert wait_until(lambda: set(measured()) == pairs, timeout=90, interval=5), measured()
+    thresholds = {(m["dc"], m["peer_dc"]): v for m, v in prometheus.query("stretch_wan_rtt_alert_seconds")}
+    assert set(thresholds) == pairs
+    factor = 2  # kafka_monitoring_wan_rtt_alert_factor's default
+    for pair, seconds in measured().items():
+        assert 0.8 * thresholds[pair] / factor <= seconds < thresholds[pair], (pair, seconds, thresholds[pair])
+
+
+def test_the_cluster_exporter_reads_lag_per_dc_and_the_partitions_eligible_leaders(prometheus, cluster):
+    def read():
+        return {m["part"]: v for m, v in prometheus.query("stretch_exporter_read_success")}
+
+    assert wait_until(lambda: read() == {"groups": 1.0, "partitions": 1.0}, timeout=60, interval=5), read()
+    # Every broker DC has a lag total for every group (0 when its members own nothing).
+    by_group = {}
+    for m, _ in prometheus.query("stretch_consumer_group_lag"):
+        by_group.setdefault(m["group"], set()).add(m["dc"])
+    assert by_group, "no consumer group read"
+    assert all(set(cluster.dcs) <= dcs for dcs in by_group.values()), by_group
+    # A whole cluster: no partition under min ISR, every broker DC reported.
+    without = prometheus.query("sum by (dc) (stretch_partitions_under_min_isr_without_elr)")
+    assert {m["dc"]: v for m, v in without} == dict.fromkeys(cluster.dcs, 0.0)

@@ -61,3 +61,14 @@ def test_a_write_that_was_not_confirmed_fails_the_drill(outcome, problem):
 def test_a_report_without_a_count_fails_the_drill():
     report = {k: v for k, v in CLEAN.items() if k != "unconfirmed"}
     assert load_problems(report) == ["the load's report has no unconfirmed count"]
+
+
+def test_a_lost_dc_s_lag_is_judged_risen_and_fallen_against_its_calm_highest():
+    from stretch.drill import lag_rise_and_fall
+
+    points = [(0, 120), (5, 150), (10, 130), (15, 480), (20, 620), (25, 0), (30, 0)]
+    judged = lag_rise_and_fall(points, calm=(0, 10), lost=(11, 21), settled=(24, 30))
+    assert judged == {"calm_max": 150, "peak": 620, "settled_max": 0, "rose": True, "fell": True}
+    # Lag that never came down, or a window the exporter left empty, is not shown.
+    assert not lag_rise_and_fall(points[:5] + [(25, 700)], (0, 10), (11, 21), (24, 30))["fell"]
+    assert not lag_rise_and_fall(points, (0, 10), (40, 50), (24, 30))["rose"]
