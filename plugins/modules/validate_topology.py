@@ -9,8 +9,9 @@ short_description: Refuse an inventory that cannot form a 2.5-DC stretch cluster
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Checks controller DC spread and majority, broker DCs, DC names that differ only in
-    case, hosts in two DC groups, node ids, listeners and advertised addresses (what Kafka
-    refuses at start, and collisions), overrides of the settings the roles derive,
+    case or fall outside letters, digits, C(.), C(_) and C(-), hosts in two DC groups, node
+    ids, listeners and advertised addresses (what Kafka refuses at start, collisions, and
+    addresses that are no host name), overrides of the settings the roles derive,
     replication factors against the broker DCs, min.insync.replicas, data paths and the
     install source. Fails with one line per problem, each naming the host or variable.
   - The topology (node ids, DCs, roles) comes from the node records of every

@@ -170,6 +170,22 @@ def dcs_differing_only_in_case(inv):
     groups(inv)["kafka_controllers"]["hosts"]["dc3-controller0"]["kafka_dc"] = "DC2"
 
 
+def a_dc_name_with_a_line_break(inv):
+    groups(inv)["dc2"]["vars"]["kafka_dc"] = "dc2\nallow.everyone.if.no.acl.found=true"
+
+
+def a_dc_name_beyond_ascii(inv):
+    groups(inv)["dc1"]["vars"]["kafka_dc"] = "zürich"
+
+
+def an_advertised_address_with_a_line_break(inv):
+    groups(inv)["kafka_brokers"]["hosts"]["dc2-broker1"]["kafka_advertised_host"] = "10.0.2.11\nsuper.users=User:x"
+
+
+def a_super_user_holding_the_separator(inv):
+    inv["all"]["vars"]["kafka_super_users"] = ["ops;User:mallory"]
+
+
 def two_nodes_advertising_one_address(inv):
     for host in ("dc1-broker0", "dc1-broker1"):
         groups(inv)["kafka_brokers"]["hosts"][host]["kafka_advertised_host"] = "10.0.1.5"
@@ -338,6 +354,18 @@ BAD = [
     (throttle_without_a_rate, "kafka_quotas: replication throttle rate must be a positive number"),
     (host_in_two_dc_groups, "dc2-broker1 is in the groups of 2 DCs (dc1, dc2): its DC is ambiguous"),
     (dcs_differing_only_in_case, "kafka_dc values differ only in case or spacing: 'DC2' (dc3-controller0); 'dc2'"),
+    (
+        a_dc_name_with_a_line_break,
+        "dc2-broker0: kafka_dc='dc2\\nallow.everyone.if.no.acl.found=true' is not a DC name the roles can write: "
+        "use letters, digits, '.', '_' and '-'",
+    ),
+    (a_dc_name_beyond_ascii, "dc1-broker0: kafka_dc='zürich' is not a DC name the roles can write"),
+    (
+        an_advertised_address_with_a_line_break,
+        "dc2-broker1: its advertised address '10.0.2.11\\nsuper.users=User:x' (kafka_advertised_host, or the "
+        "inventory name) is not a host name",
+    ),
+    (a_super_user_holding_the_separator, "kafka_super_users[0]='ops;User:mallory' cannot go into super.users"),
     (two_nodes_advertising_one_address, "dc1-broker0, dc1-broker1 all advertise 10.0.1.5:9091"),
     (two_listeners_on_one_port, "kafka_listeners: CLIENT, REPLICATION listen on the same port 9092"),
     (a_protocol_kafka_does_not_know, "kafka_listeners.REPLICATION.protocol='TLS' is not one of PLAINTEXT"),
@@ -372,7 +400,10 @@ BAD = [
         "dc1-broker0, dc1-broker1, dc1-controller0, dc2-broker0 and 3 more: kafka_node_archive_checksum is not a "
         "sha512 digest: sha512:<128 hex digits>, found 64 characters",
     ),
-    (a_spark_download_without_checksum, "dc1-spark: spark_archive_checksum is empty: a download needs its checksum (sha256:<hex> or sha512:<hex>)"),
+    (
+        a_spark_download_without_checksum,
+        "dc1-spark: spark_archive_checksum is empty: a download needs its checksum (sha256:<hex> or sha512:<hex>)",
+    ),
     (a_spark_worker_with_a_bad_master_url, "dc1-spark: spark_master_url http://m1:8080 is not spark://host:port"),
     (a_spark_cluster_without_a_secret, "dc1-spark: spark_auth_secret is missing or empty: every DC's Spark cluster"),
     (a_spark_cluster_with_an_empty_secret, "dc1-spark: spark_auth_secret is missing or empty"),

@@ -230,6 +230,49 @@ def test_dc_names_that_differ_only_in_case_are_refused():
     assert any("kafka_dc values differ only in case or spacing: 'DC1' (dc1-controller0); 'dc1'" in e for e in errors)
 
 
+@pytest.mark.parametrize(
+    "dc",
+    ["dc1\nallow.everyone.if.no.acl.found=true", "zürich", " dc1", "dc 1", "dc1#", "dc1=x", "dc1\\"],
+    ids=["a line break", "beyond ASCII", "a leading space", "a space", "a comment mark", "a separator", "a backslash"],
+)
+def test_a_dc_name_outside_the_safe_set_is_refused_naming_the_host_and_the_value(dc):
+    nodes = cluster()
+    nodes[-1]["dc"] = dc
+    errors = validate(nodes)
+    assert (
+        f"dc2-broker1: kafka_dc={dc!r} is not a DC name the roles can write: use letters, digits, '.', '_' and '-'"
+        in " ".join(errors)
+    ), errors
+
+
+def test_dc_names_of_the_safe_set_pass():
+    assert validate(cluster(dcs=("fra-1", "ams_2", "eu.west.3"))) == []
+
+
+@pytest.mark.parametrize("host", ["b1.dc1\nsuper.users=User:x", "b1 dc1", "brøker", "b1:9092", "[2001:db8::1"])
+def test_an_advertised_address_outside_the_safe_set_is_refused(host):
+    nodes = with_endpoints(cluster())
+    nodes[-1]["listeners"] = {"CLIENT": listener_record("CLIENT", host, {"port": 9092, "protocol": "SASL_SSL"})}
+    assert f"dc2-broker1: its advertised address {host!r} (kafka_advertised_host, or the inventory name) is not" in (
+        " ".join(validate(nodes))
+    )
+
+
+@pytest.mark.parametrize("host", ["b1.dc1.example", "10.0.1.11", "[2001:db8::1]", "b_1-x"])
+def test_advertised_host_names_and_addresses_pass(host):
+    nodes = with_endpoints(cluster())
+    nodes[-1]["listeners"] = {"CLIENT": listener_record("CLIENT", host, {"port": 9092, "protocol": "SASL_SSL"})}
+    assert validate(nodes) == []
+
+
+def test_a_bind_host_outside_the_safe_set_is_refused():
+    listeners = {"A": {"port": 9092, "protocol": "SSL", "bind_host": "0.0.0.0\nx=y"}}
+    assert "kafka_listeners.A.bind_host='0.0.0.0\\nx=y' is not a host name" in " ".join(
+        validate(cluster(), listeners=listeners)
+    )
+    assert validate(cluster(), listeners={"A": {"port": 9092, "protocol": "SSL", "bind_host": "[::]"}}) == []
+
+
 def test_a_host_in_two_dc_groups_is_ambiguous():
     nodes = cluster()
     groups = {
