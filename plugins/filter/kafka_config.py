@@ -15,6 +15,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils import (
     nodes,
     properties,
     releases,
+    run_scope,
     security,
     topics,
 )
@@ -116,6 +117,7 @@ class FilterModule:
             "server_properties": _guard(properties.node_server_properties),
             "tool_properties": _guard(properties.tool_properties),
             "java_properties": _guard(properties_file),
+            "limit_problem": _guard(run_scope.limit_problem),
             "kafka_python_client": _guard(security.kafka_python),
             "librdkafka_client": _guard(security.librdkafka),
             "certificate_problems": _guard(certificates.problems),

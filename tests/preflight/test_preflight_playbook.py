@@ -20,7 +20,13 @@ from cryptography.x509.oid import NameOID
 from stretch.playbook import run as run_playbook
 
 REPO = Path(__file__).resolve().parents[2]
-PREFLIGHT_PLAYS = [play["name"] for play in yaml.safe_load((REPO / "playbooks/preflight.yml").read_text())]
+# The plays of preflight.yml, the scope check it imports first among them.
+PREFLIGHT_PLAYS = [
+    play["name"]
+    for name in ("preflight.yml", "run_scope.yml")
+    for play in yaml.safe_load((REPO / "playbooks" / name).read_text())
+    if "hosts" in play
+]
 
 
 # A checksum of the right shape for a download no test makes.
@@ -623,6 +629,59 @@ def test_limit_does_not_hide_a_bad_topology(tmp_path):
     rc, out, _ = run("preflight.yml", inv, tmp_path, "--limit", "dc1-broker0")
     assert rc != 0
     assert "controllers span 2 DC(s)" in out, out
+
+
+# -- --limit: no run may skip the cluster-wide plays on the first broker and end ok ----------
+
+
+def test_a_converge_limited_away_from_the_first_broker_is_refused_before_any_host_is_touched(tmp_path):
+    # A release change with the first broker left out: the release guard (on kafka_brokers[0]) would be
+    # skipped, and the downgrade installed unguarded, with no restart and no readiness check after it.
+    rc, out, result = run(
+        "site.yml", base_inventory(), tmp_path, "--limit", "dc2-broker1", "-e", "kafka_node_version=4.2.0"
+    )
+    assert rc != 0, out
+    assert (
+        "--limit 'dc2-broker1' leaves out dc1-broker0 (kafka_brokers[0]), where site.yml runs the release guard" in out
+    ), out
+    assert "Keep dc1-broker0 in the limit (--limit 'dc2-broker1,dc1-broker0'), or run without --limit" in out
+    assert touched_no_host(result), "site.yml went on after its scope was refused"
+
+
+LIMIT_REFUSED = [
+    ("site.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where site.yml runs"),
+    ("features.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where features.yml runs"),
+    ("topics.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where topics.yml runs"),
+    ("quotas.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where quotas.yml runs"),
+    ("users.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where users.yml runs"),
+    ("status.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where status.yml runs"),
+    ("smoke_test.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where smoke_test.yml runs"),
+    ("monitoring.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where monitoring.yml runs"),
+    ("streaming.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where streaming.yml runs"),
+    ("rolling_restart.yml", "rolling_restart.yml takes no --limit"),
+    ("dc_failover.yml", "dc_failover.yml takes no --limit"),
+    ("dc_recovery.yml", "dc_recovery.yml takes no --limit"),
+    ("controllers.yml", "controllers.yml takes no --limit"),
+    ("brokers.yml", "brokers.yml takes no --limit"),
+    ("rotate_certificates.yml", "rotate_certificates.yml takes no --limit"),
+]
+
+
+@pytest.mark.parametrize(("playbook", "message"), LIMIT_REFUSED, ids=[p for p, _ in LIMIT_REFUSED])
+def test_every_playbook_refuses_a_limit_that_would_skip_its_cluster_wide_plays(playbook, message, tmp_path):
+    rc, out, result = run(playbook, base_inventory(), tmp_path, "--limit", "dc2-broker1")
+    assert rc != 0, out
+    assert message in out, out
+    assert touched_no_host(result), f"{playbook} went on after its scope was refused"
+
+
+def test_the_streaming_job_limited_to_a_spark_host_passes_the_scope_check(tmp_path):
+    inv = base_inventory()
+    add_spark(inv, "dc2", spark_archive_src="/srv/spark.tgz")
+    _, out, result = run("streaming.yml", inv, tmp_path, "--limit", "dc2-spark", "-e", "stream_state=stopped")
+    assert "leaves out" not in out, out
+    assert "takes no --limit" not in out, out
+    assert "Validate the Spark hosts" in [play["play"]["name"] for play in result.output["plays"]]
 
 
 def test_site_stops_before_touching_any_host(tmp_path):
