@@ -18,6 +18,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils import (
     run_scope,
     security,
     topics,
+    topology,
 )
 
 
@@ -118,6 +119,7 @@ class FilterModule:
             "tool_properties": _guard(properties.tool_properties),
             "java_properties": _guard(properties_file),
             "limit_problem": _guard(run_scope.limit_problem),
+            "min_insync_problems": _guard(topology.min_insync_problems),
             "kafka_python_client": _guard(security.kafka_python),
             "librdkafka_client": _guard(security.librdkafka),
             "certificate_problems": _guard(certificates.problems),

@@ -78,6 +78,12 @@ DERIVED_PREFIXES = {
     "ssl.truststore.": "kafka_tls_dir and the certificates",
 }
 
+# The lowest min.insync.replicas the roles set without the operator's say:
+# with one, an acks=all write is acknowledged by its leader alone and lost
+# with that broker (or its DC). The variable that accepts a lower one:
+MIN_ISR = 2
+MIN_ISR_OPT_IN = "kafka_min_insync_replicas_one_opt_in"
+
 # Replication factors the cluster uses for the topics it creates itself, with
 # the min.insync setting that goes with each.
 REPLICATION_FACTORS = {
@@ -466,20 +472,47 @@ RULES = (
 )
 
 
-def validate(node_dicts, install_by_host=None, groups=None, listeners=None):
+def validate(
+    node_dicts, install_by_host=None, groups=None, listeners=None, min_insync_replicas=None, min_insync_opt_in=False
+):
     """Return every problem with the inventory, as messages; empty when it is valid.
 
     groups: the inventory's {group: [hosts]}, to find hosts in two DC groups.
     listeners: kafka_listeners, judged as Kafka would at start.
+    min_insync_replicas: {variable: value} of the cluster's min.insync.replicas
+    settings, held to min_insync_problems() (min_insync_opt_in: the operator's
+    acceptance of 1).
     """
     nodes = [Node.from_dict(d) for d in node_dicts]
-    errors = []
+    errors = min_insync_problems(min_insync_replicas or {}, min_insync_opt_in)
     if listeners is not None:
         errors.extend(check_listeners(listeners))
     for rule in RULES:
         errors.extend(rule(nodes))
     errors.extend(check_dc_groups(nodes, groups))
     errors.extend(check_install(install_by_host or {}))
+    return errors
+
+
+def min_insync_problems(values, opt_in=False):
+    """Why each min.insync.replicas setting may not be used, as messages naming its variable.
+
+    values: {variable: value}, e.g. {"kafka_min_insync_replicas": 2}; a value
+    of None is not set and not judged. Below 1 is refused always (Kafka
+    refuses it); 1 only without the opt-in (MIN_ISR_OPT_IN).
+    """
+    errors = []
+    for variable, value in values.items():
+        if value is None:
+            continue
+        isr = _as_int(value)
+        if isr is None or isr < 1:
+            errors.append(f"{variable}={value!r} is not a positive whole number")
+        elif isr < MIN_ISR and not opt_in:
+            errors.append(
+                f"{variable}={isr}: an acks=all write would be acknowledged by one replica alone and lost with its "
+                f"broker; set it to {MIN_ISR} or more, or set {MIN_ISR_OPT_IN}: true to accept that"
+            )
     return errors
 
 
@@ -492,24 +525,32 @@ def check_declarations(
     users=None,
     acl_list=None,
     mechanism=None,
+    min_insync_replicas=None,
+    min_insync_opt_in=False,
 ):
     """Problems with kafka_topics, kafka_quotas, the throttle, kafka_users and kafka_acls, found without a cluster.
 
     Each topic's replication factor is checked against the inventory's broker
-    DCs, so RF larger than the brokers is refused before any host is touched.
+    DCs, so RF larger than the brokers is refused before any host is touched;
+    a topic's min.insync.replicas, and the min.insync.replicas settings given
+    as {variable: value}, are held to min_insync_problems().
     """
     nodes = [Node.from_dict(d) for d in node_dicts]
     by_dc = {}
     for node in nodes:
         if node.is_broker:
             by_dc.setdefault(node.dc, []).append(_as_int(node.node_id))
-    errors = []
+    errors = min_insync_problems(min_insync_replicas or {}, min_insync_opt_in)
     try:
         for name, topic in topics.normalize(declared_topics, replication_factor).items():
             try:
                 placement.check_shape(by_dc, topic["replication_factor"])
             except placement.PlacementError as exc:
                 errors.append(f"kafka_topics: topic '{name}': {exc}")
+            errors += min_insync_problems(
+                {f"kafka_topics: topic '{name}': min.insync.replicas": topic["configs"].get("min.insync.replicas")},
+                min_insync_opt_in,
+            )
     except topics.TopicError as exc:
         errors.append(f"kafka_topics: {exc}")
     try:

@@ -130,6 +130,22 @@ def min_insync_equal_to_rf(inv):
     inv["all"]["vars"]["kafka_min_insync_replicas"] = 4
 
 
+def min_insync_of_one(inv):
+    inv["all"]["vars"]["kafka_min_insync_replicas"] = 1
+
+
+def a_failover_that_relaxes_to_one(inv):
+    inv["all"]["vars"]["kafka_ops_failover_min_insync_replicas"] = 1
+
+
+def a_cluster_wide_target_of_one(inv):
+    inv["all"]["vars"]["kafka_admin_min_isr_target"] = 1
+
+
+def a_topic_with_min_insync_of_one(inv):
+    inv["all"]["vars"]["kafka_topics"] = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 1}}]
+
+
 def url_without_checksum(inv):
     inv["all"]["vars"]["kafka_node_archive_checksum"] = ""
 
@@ -350,6 +366,14 @@ BAD = [
     (duplicate_node_ids, "kafka_node_id 100 is used by more than one host: dc1-broker0, dc2-broker1"),
     (replication_factor_three, "default.replication.factor=3 cannot put 2 replicas in each broker DC"),
     (min_insync_equal_to_rf, "min.insync.replicas=4 must be below default.replication.factor=4"),
+    (
+        min_insync_of_one,
+        "kafka_min_insync_replicas=1: an acks=all write would be acknowledged by one replica alone and lost with its "
+        "broker; set it to 2 or more, or set kafka_min_insync_replicas_one_opt_in: true to accept that",
+    ),
+    (a_failover_that_relaxes_to_one, "kafka_ops_failover_min_insync_replicas=1: an acks=all write would be"),
+    (a_cluster_wide_target_of_one, "kafka_admin_min_isr_target=1: an acks=all write would be"),
+    (a_topic_with_min_insync_of_one, "kafka_topics: topic 'orders': min.insync.replicas=1: an acks=all write would"),
     (url_without_checksum, "kafka_node_archive_url is set but kafka_node_archive_checksum is empty"),
     (no_broker_group, "inventory group 'kafka_brokers' is missing or empty"),
     (a_listener_without_a_port, "dc1-broker0: listener CLIENT has no port: set kafka_listeners.CLIENT.port"),
@@ -452,6 +476,20 @@ def test_bad_inventory_is_refused_without_connecting(mutate, message, tmp_path):
 )
 def test_good_inventory_passes_without_connecting(shape, tmp_path):
     rc, out, result = run("preflight.yml", base_inventory(**shape), tmp_path)
+    assert rc == 0, out
+    assert "inventory accepted" in out
+    assert touched_no_host(result)
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [min_insync_of_one, a_failover_that_relaxes_to_one, a_cluster_wide_target_of_one, a_topic_with_min_insync_of_one],
+)
+def test_a_min_insync_replicas_of_one_passes_with_the_operators_opt_in(mutate, tmp_path):
+    inv = base_inventory()
+    mutate(inv)
+    inv["all"]["vars"]["kafka_min_insync_replicas_one_opt_in"] = True
+    rc, out, result = run("preflight.yml", inv, tmp_path)
     assert rc == 0, out
     assert "inventory accepted" in out
     assert touched_no_host(result)

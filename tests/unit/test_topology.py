@@ -3,7 +3,12 @@
 import pytest
 
 from ansible_collections.stretch.kafka.plugins.module_utils.nodes import listener_record
-from ansible_collections.stretch.kafka.plugins.module_utils.topology import summary, validate
+from ansible_collections.stretch.kafka.plugins.module_utils.topology import (
+    check_declarations,
+    min_insync_problems,
+    summary,
+    validate,
+)
 
 GOOD_PROPS = {
     "default.replication.factor": "4",
@@ -361,3 +366,41 @@ def test_relative_or_missing_data_directories_are_refused():
     errors = " ".join(validate(nodes))
     assert "dc2-broker1: 'data/kafka' is not an absolute path" in errors
     assert "dc2-broker0: kafka_node_log_dirs is empty" in errors
+
+
+# -- min.insync.replicas of 1: only by the operator's opt-in ----------------------------------
+
+ONE_REPLICA = "an acks=all write would be acknowledged by one replica alone and lost with its broker"
+
+
+@pytest.mark.parametrize(
+    "variable", ["kafka_min_insync_replicas", "kafka_ops_failover_min_insync_replicas", "kafka_admin_min_isr_target"]
+)
+def test_a_min_insync_replicas_of_one_is_refused_naming_its_variable_unless_accepted(variable):
+    assert min_insync_problems({variable: 1}) == [
+        f"{variable}=1: {ONE_REPLICA}; set it to 2 or more, or set kafka_min_insync_replicas_one_opt_in: true "
+        "to accept that"
+    ]
+    assert min_insync_problems({variable: "1"}, opt_in=True) == []
+    assert min_insync_problems({variable: 2}) == min_insync_problems({variable: 3}) == []
+
+
+@pytest.mark.parametrize("value", [0, -1, "two", True])
+def test_a_min_insync_replicas_below_one_is_refused_even_with_the_opt_in(value):
+    assert min_insync_problems({"kafka_min_insync_replicas": value}, opt_in=True) == [
+        f"kafka_min_insync_replicas={value!r} is not a positive whole number"
+    ]
+
+
+def test_the_inventory_and_the_declarations_judge_their_min_insync_replicas():
+    assert f"kafka_min_insync_replicas=1: {ONE_REPLICA}" in " ".join(
+        validate(cluster(), min_insync_replicas={"kafka_min_insync_replicas": 1})
+    )
+    assert validate(cluster(), min_insync_replicas={"kafka_min_insync_replicas": 1}, min_insync_opt_in=True) == []
+    topic = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 1}}]
+    found = check_declarations(cluster(), topic, 4, [], None, min_insync_replicas={"kafka_admin_min_isr_target": 2})
+    assert found == [
+        f"kafka_topics: topic 'orders': min.insync.replicas=1: {ONE_REPLICA}; set it to 2 or more, or set "
+        "kafka_min_insync_replicas_one_opt_in: true to accept that"
+    ]
+    assert check_declarations(cluster(), topic, 4, [], None, min_insync_opt_in=True) == []
