@@ -160,6 +160,36 @@ def kafka_python(client):
     return out
 
 
+# What the roles derive of the admin runner's connection (kafka_python()), and
+# where from: kafka_adminclient_config may add other kafka-python settings,
+# never these.
+ADMIN_DERIVED = {
+    "security_protocol": "kafka_adminclient_listener's protocol in kafka_listeners",
+    "ssl_cafile": "kafka_tls_pki_dir (the CAs the cluster trusts)",
+    "ssl_certfile": "kafka_tls_pki_dir (the admin certificate)",
+    "ssl_keyfile": "kafka_tls_pki_dir (the admin certificate's key)",
+    "ssl_password": "kafka_tls_pki_dir (the admin key is not encrypted)",
+    "ssl_check_hostname": "the roles (hostname verification stays on)",
+    "bootstrap_servers": "the inventory's brokers on kafka_adminclient_listener",
+}
+ADMIN_DERIVED_PREFIXES = {
+    "ssl_": "kafka_adminclient_listener and kafka_tls_pki_dir (the admin connection's TLS)",
+    "sasl_": "the roles (the admin runner authenticates with its certificate, never SASL)",
+}
+
+
+def admin_config_problems(config):
+    """The keys of kafka_adminclient_config that would override what the roles derive, one message each."""
+    problems = []
+    for key in sorted(config or {}):
+        owner = ADMIN_DERIVED.get(key) or next(
+            (owner for prefix, owner in ADMIN_DERIVED_PREFIXES.items() if str(key).startswith(prefix)), None
+        )
+        if owner:
+            problems.append(f"kafka_adminclient_config sets {key}, which the roles derive from {owner}")
+    return problems
+
+
 def check(settings, nodes, provided=None, read_subject=None, file_exists=None, read_pem_label=None):
     """Inconsistent security settings, found before any host is touched: (errors, warnings).
 

@@ -146,6 +146,10 @@ def a_topic_with_min_insync_of_one(inv):
     inv["all"]["vars"]["kafka_topics"] = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 1}}]
 
 
+def admin_settings_that_turn_hostname_verification_off(inv):
+    inv["all"]["vars"]["kafka_adminclient_config"] = {"request_timeout_ms": 60000, "ssl_check_hostname": False}
+
+
 def url_without_checksum(inv):
     inv["all"]["vars"]["kafka_node_archive_checksum"] = ""
 
@@ -374,6 +378,11 @@ BAD = [
     (a_failover_that_relaxes_to_one, "kafka_ops_failover_min_insync_replicas=1: an acks=all write would be"),
     (a_cluster_wide_target_of_one, "kafka_admin_min_isr_target=1: an acks=all write would be"),
     (a_topic_with_min_insync_of_one, "kafka_topics: topic 'orders': min.insync.replicas=1: an acks=all write would"),
+    (
+        admin_settings_that_turn_hostname_verification_off,
+        "kafka_adminclient_config sets ssl_check_hostname, which the roles derive from the roles (hostname "
+        "verification stays on)",
+    ),
     (url_without_checksum, "kafka_node_archive_url is set but kafka_node_archive_checksum is empty"),
     (no_broker_group, "inventory group 'kafka_brokers' is missing or empty"),
     (a_listener_without_a_port, "dc1-broker0: listener CLIENT has no port: set kafka_listeners.CLIENT.port"),
