@@ -29,6 +29,8 @@ class ActionModule(ActionBase):
             users=args.get("users") or [],
             acl_list=args.get("acls") or [],
             mechanism=args.get("sasl_mechanism"),
+            min_insync_replicas=args.get("min_insync_replicas"),
+            min_insync_opt_in=bool(args.get("min_insync_replicas_one_opt_in")),
         )
         result["changed"] = False
         if errors:

@@ -35,7 +35,15 @@ class ActionModule(ActionBase):
             )
             if hv.get("kafka_node_preflight_install"):
                 install[record["host"]] = hv["kafka_node_preflight_install"]
-        errors = topology.validate(nodes, install, task_vars.get("groups"), self._task.args.get("listeners"))
+        args = self._task.args
+        errors = topology.validate(
+            nodes,
+            install,
+            task_vars.get("groups"),
+            args.get("listeners"),
+            args.get("min_insync_replicas"),
+            bool(args.get("min_insync_replicas_one_opt_in")),
+        )
         if "wan_link" in self._task.args:
             errors += kernel.link_problems(self._task.args["wan_link"])
         warnings = []

@@ -10,12 +10,15 @@ from ansible_collections.stretch.kafka.plugins.module_utils import (
     certificates,
     features,
     identity,
+    java_properties,
     model,
     nodes,
     properties,
     releases,
+    run_scope,
     security,
     topics,
+    topology,
 )
 
 
@@ -76,6 +79,13 @@ def failover_moment(lost, now=None):
     return {"since": since, "timed_from": timed_from, "stopped": sorted(stopped), "unreachable": sorted(unreachable)}
 
 
+def properties_file(settings, comment=()):
+    """The text of a Java properties file of settings, keys in the order Jinja's dictsort gives, under a comment
+    (a string or a list of lines): each key and value escaped so Properties.load reads back what was given."""
+    ordered = sorted(settings.items(), key=lambda item: str(item[0]).lower())
+    return java_properties.render(dict(ordered), comment)
+
+
 def smoke_cluster_args(clusters, networks, properties_dir):
     """The smoke test's arguments for each DC's own Spark cluster ({dc: {master, conf, secret}}) and network
     ({dc: CIDR}), with the Spark settings files in properties_dir (spark_config's smoke_spark_files writes them:
@@ -107,6 +117,9 @@ class FilterModule:
             "tls_targets": _guard(nodes.tls_targets),
             "server_properties": _guard(properties.node_server_properties),
             "tool_properties": _guard(properties.tool_properties),
+            "java_properties": _guard(properties_file),
+            "limit_problem": _guard(run_scope.limit_problem),
+            "min_insync_problems": _guard(topology.min_insync_problems),
             "kafka_python_client": _guard(security.kafka_python),
             "librdkafka_client": _guard(security.librdkafka),
             "certificate_problems": _guard(certificates.problems),

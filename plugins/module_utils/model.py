@@ -38,7 +38,9 @@ The model (plain data):
     clients       {broker DC: the settings of a client in that DC, without credentials
                    (librdkafka and Java names): bootstrap.servers, client.rack, security.*}
     admin         the admin-protocol modules' connection: {"bootstrap_servers",
-                  "bootstrap_controllers", "client_config" (kafka-python)}
+                  "bootstrap_controllers", "client_config" (kafka-python: the derived
+                  settings and admin_client_config's others; ModelError when it
+                  would override a derived one)}
     tls           whether any listener uses TLS
     pki           {"dir", "trusted", "admin_cert", "admin_key"} on the Ansible controller
     super_users   super.users: every node's principal, the admin's and the declared ones
@@ -188,6 +190,10 @@ def cluster(groups, hostvars, settings):
         "key": pki["admin_key"],
     }
     broker_dcs = sorted({r["dc"] for r in brokers})
+    extra_admin_config = settings.get("admin_client_config") or {}
+    refused = security.admin_config_problems(extra_admin_config)
+    if refused:
+        raise ModelError("; ".join(refused))
     return {
         "nodes": records,
         "node": {r["host"]: r for r in records},
@@ -205,7 +211,7 @@ def cluster(groups, hostvars, settings):
         "admin": {
             "bootstrap_servers": bootstrap["admin"],
             "bootstrap_controllers": bootstrap["controllers"],
-            "client_config": {**security.kafka_python(admin_client), **(settings.get("admin_client_config") or {})},
+            "client_config": {**security.kafka_python(admin_client), **extra_admin_config},
         },
         "tls": security.uses_tls(listeners),
         "pki": pki,

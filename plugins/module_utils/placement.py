@@ -17,10 +17,16 @@ Example, brokers A1, A2 (DC A) and B1, B2 (DC B), RF 4, 4 partitions:
     p2 [A2, A1, B2, B1]   p3 [B2, B1, A2, A1]
 
 The placement is deterministic. Given a current assignment it repairs it in
-place: every replica the rules allow stays, the brokers of each DC are
-evened out with as few copies as it can, and leadership (which costs no
-copy) is evened out along the replica lists. Growing the partition count
-moves nothing; adding a broker copies about what the new broker's share is.
+place, and by default (a converge) that is all it does: a partition whose
+list meets rules 1 and 2 keeps its replicas, whatever the other topics put
+on the brokers; a partition whose list breaks them (a broker gone or leaving,
+a DC short of replicas, a DC's replicas apart, another replication factor)
+keeps every replica the rules allow and gets the rest copied; leadership
+(which copies nothing) moves along the lists only where rule 3 asks for it.
+Growing the partition count moves nothing. Balancing an existing topic, which
+copies replicas of partitions that meet the rules, is asked for explicitly
+(balance=True): the brokers of each DC are evened out with as few copies as
+it can, and adding a broker then copies about what the new broker's share is.
 """
 
 from __future__ import annotations
@@ -203,13 +209,23 @@ def _matched(brokers_by_dc, rf, partitions, current, weights):
     return result
 
 
-def _leader_dcs(dcs, partitions, current_dc, weights):
-    """The leading DC of each partition: its current one where the DC shares allow."""
+def _leader_dcs(dcs, partitions, current_dc, weights, keep=False):
+    """The leading DC of each partition: its current one where the DC shares allow.
+
+    The shares are the round robin's exact counts; with keep, any counts rule
+    3 allows (each DC within one of its share, or its weighted share rounded
+    up), so that a converge moves no leadership rule 3 does not ask for.
+    """
     target = Counter(leader_dc_sequence(dcs, partitions, weights))
+    room = target
+    if keep:
+        share = weights or dict.fromkeys(dcs, 1)
+        total = sum(share[dc] for dc in dcs)
+        room = {dc: math.ceil(partitions * share[dc] / total) for dc in dcs}
     lead = {}
     for p in range(partitions):
         dc = current_dc.get(p)
-        if dc is not None and sum(1 for d in lead.values() if d == dc) < target[dc]:
+        if dc is not None and sum(1 for d in lead.values() if d == dc) < room[dc]:
             lead[p] = dc
     counts = Counter(lead.values())
     for p in range(partitions):
@@ -333,35 +349,116 @@ def _repaired(brokers_by_dc, rf, partitions, current, weights):
     return result
 
 
-def place(brokers_by_dc, rf, partitions, current=None, weights=None, load=None):
+def _converged(brokers_by_dc, rf, partitions, current, weights):
+    """An existing topic after a converge. A partition whose list meets rules 1 and 2 keeps its replicas; another
+    keeps every replica the rules allow and gets the rest copied where the topic holds fewest; a new partition
+    is led by the broker of its DC that leads fewest of the topic's, its other replicas where the topic holds
+    fewest; leadership then moves along the lists only where rule 3 asks for it. Nothing here reads what the
+    other topics put on the brokers."""
+    dcs = sorted(brokers_by_dc)
+    members = {dc: sorted(brokers_by_dc[dc]) for dc in dcs}
+    dc_of = _dc_of(brokers_by_dc)
+    alive = {p: [b for b in r if b in dc_of] for p, r in current.items()}
+    lead = _leader_dcs(dcs, partitions, {p: dc_of[r[0]] for p, r in alive.items() if r}, weights, keep=True)
+    other = {p: dcs[1 - dcs.index(lead[p])] for p in range(partitions)}
+    want = {p: split(rf, len(members[lead[p]]), len(members[other[p]])) for p in range(partitions)}
+    kept = {p for p, replicas in current.items() if sound(replicas, rf, brokers_by_dc)}
+    blocks = {}
+    for p in current:
+        counts = {lead[p]: want[p], other[p]: rf - want[p]}
+        blocks[p] = {dc: [b for b in alive[p] if dc_of[b] == dc][: None if p in kept else counts[dc]] for dc in dcs}
+    held = Counter(b for block in blocks.values() for replicas in block.values() for b in replicas)
+    for p in sorted(set(current) - kept):
+        for dc, count in ((lead[p], want[p]), (other[p], rf - want[p])):
+            while len(blocks[p][dc]) < count:
+                b = min((b for b in members[dc] if b not in blocks[p][dc]), key=lambda b: (held[b], b))
+                blocks[p][dc].append(b)
+                held[b] += 1
+    leader, leads = {}, Counter()
+    for p in sorted(current):
+        first, block = (alive[p] or [None])[0], blocks[p][lead[p]]
+        leader[p] = first if first in block else min(block, key=lambda b: (leads[b], b))
+        leads[leader[p]] += 1
+    for p in sorted(set(range(partitions)) - set(current)):
+        chosen = min(members[lead[p]], key=lambda b: (leads[b], held[b], b))
+        rest = sorted((b for b in members[lead[p]] if b != chosen), key=lambda b: (held[b], leads[b], b))
+        follow = sorted(members[other[p]], key=lambda b: (held[b], leads[b], b))
+        blocks[p] = {lead[p]: [chosen, *rest[: want[p] - 1]], other[p]: follow[: rf - want[p]]}
+        leader[p] = chosen
+        leads[chosen] += 1
+        held.update(b for replicas in blocks[p].values() for b in replicas)
+    for dc in dcs:
+        _balance_leaders(members[dc], {p: blocks[p][dc] for p in range(partitions) if lead[p] == dc}, leader)
+    return {
+        p: [leader[p], *(b for b in blocks[p][lead[p]] if b != leader[p]), *blocks[p][other[p]]]
+        for p in range(partitions)
+    }
+
+
+def place(brokers_by_dc, rf, partitions, current=None, weights=None, load=None, balance=False):
     """Assignment for partitions 0..partitions-1, moving as little of current as it can.
 
     current: {partition: [replicas]} of an existing topic, or None.
     load: what the cluster's other topics put on each broker (cluster_load()),
-    so a new layout balances against the whole cluster.
-    Returns {partition: [replicas]}.
+    so a new topic's layout (and a balanced one's) balances against the whole
+    cluster. Returns {partition: [replicas]}.
 
-    Three candidates are weighed: the ideal layout afresh, the ideal lists
-    matched to the current ones by overlap, and the current lists repaired in
-    place (keep every replica the rules allow, copy only what balance needs).
-    The one that satisfies the rules and copies the fewest replicas wins,
-    then the one that rewrites the fewest lists (a new preferred leader moves
-    leadership); remaining ties go to the earlier, so the result is
-    deterministic.
+    An existing topic is repaired (a converge): a partition whose list meets
+    rules 1 and 2 (sound()) keeps its replicas, another keeps every replica the
+    rules allow and gets the rest copied, leadership moves along the lists only
+    where rule 3 asks for it, and new partitions are laid out among them. load
+    plays no part: the layout of an existing partition never depends on what
+    the other topics put on the brokers. Rule 3 can then stay broken where only
+    a copy would mend it (a broker added leads nothing): balance mends it.
+
+    With balance (an explicit request), three candidates are weighed: the
+    ideal layout afresh against load, the ideal lists matched to the current
+    ones by overlap, and the current lists repaired in place, each DC's
+    brokers evened out (keep every replica the rules allow, copy only what
+    balance needs). The one that satisfies the rules and copies the fewest
+    replicas wins, then the one that rewrites the fewest lists (a new
+    preferred leader moves leadership); remaining ties go to the earlier, so
+    the result is deterministic.
     """
     current = {int(p): list(r) for p, r in (current or {}).items()}
     if current and max(current) >= partitions:
         raise PlacementError(
             f"the topic has {max(current) + 1} partitions; their number cannot go down to {partitions}"
         )
-    fresh = dict(enumerate(ideal(brokers_by_dc, rf, partitions, weights, load)))
     if not current:
-        return fresh
+        return dict(enumerate(ideal(brokers_by_dc, rf, partitions, weights, load)))
+    if not balance:
+        check_shape(brokers_by_dc, rf)
+        return _converged(brokers_by_dc, rf, partitions, current, weights)
+    fresh = dict(enumerate(ideal(brokers_by_dc, rf, partitions, weights, load)))
     candidates = [fresh, _matched(brokers_by_dc, rf, partitions, current, weights)]
     repaired = _repaired(brokers_by_dc, rf, partitions, current, weights)
     if not violations(repaired, brokers_by_dc, weights):
         candidates.append(repaired)
     return min(candidates, key=lambda c: (moved_replicas(current, c), _reordered(current, c)))
+
+
+def _partition_problems(p, replicas, dc_of, dcs):
+    """Rules 1 and 2 for one partition's list, all of whose replicas are brokers of dc_of, as messages."""
+    problems = []
+    per_dc = Counter(dc_of[b] for b in replicas)
+    short = [dc for dc in dcs if per_dc[dc] < MIN_PER_DC]
+    if short:
+        problems.append(f"partition {p}: fewer than {MIN_PER_DC} replicas in {', '.join(short)} ({replicas})")
+    blocks = [dc_of[b] for i, b in enumerate(replicas) if i == 0 or dc_of[b] != dc_of[replicas[i - 1]]]
+    if len(blocks) != len(set(blocks)):
+        problems.append(f"partition {p}: the replicas of a DC do not stand together ({replicas})")
+    return problems
+
+
+def sound(replicas, rf, brokers_by_dc):
+    """Whether one partition's list meets rules 1 and 2 on these brokers at this replication factor: rf distinct
+    replicas, each on one of brokers_by_dc, at least two in each DC, each DC's standing together. A converge
+    keeps the replicas of such a partition."""
+    dc_of = _dc_of(brokers_by_dc)
+    if len(replicas) != rf or len(set(replicas)) != rf or any(b not in dc_of for b in replicas):
+        return False
+    return not _partition_problems(None, list(replicas), dc_of, sorted(brokers_by_dc))
 
 
 def violations(assignment, brokers_by_dc, weights=None):
@@ -370,13 +467,7 @@ def violations(assignment, brokers_by_dc, weights=None):
     dcs = sorted(brokers_by_dc)
     problems = []
     for p, replicas in sorted(assignment.items()):
-        per_dc = Counter(dc_of[b] for b in replicas)
-        short = [dc for dc in dcs if per_dc[dc] < MIN_PER_DC]
-        if short:
-            problems.append(f"partition {p}: fewer than {MIN_PER_DC} replicas in {', '.join(short)} ({replicas})")
-        blocks = [dc_of[b] for i, b in enumerate(replicas) if i == 0 or dc_of[b] != dc_of[replicas[i - 1]]]
-        if len(blocks) != len(set(blocks)):
-            problems.append(f"partition {p}: the replicas of a DC do not stand together ({replicas})")
+        problems += _partition_problems(p, replicas, dc_of, dcs)
     leaders = Counter(replicas[0] for replicas in assignment.values())
     by_dc = Counter(dc_of[b] for b in leaders.elements())
     n = len(assignment)

@@ -1,7 +1,9 @@
 """Composes a node's server.properties from the cluster model and the node role's settings.
 
-The stretch-cluster settings are derived here, in one place, so the template
-only prints key=value lines and the validator sees exactly what a node runs.
+The stretch-cluster settings are derived here, in one place, so the validator
+sees exactly what a node runs; the template writes them through
+module_utils/java_properties.py, which escapes what the file format would
+take for syntax (the stretch.kafka.java_properties filter).
 Operator overrides are applied last: kafka_node_properties on every node, then
 kafka_node_broker_properties or kafka_node_controller_properties by process role.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.stretch.kafka.plugins.module_utils import nodes, security
+from ansible_collections.stretch.kafka.plugins.module_utils import java_properties, nodes, security
 
 RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
@@ -41,14 +43,6 @@ WAN_DEFAULTS = {
         "broker.session.timeout.ms": 6000,
     },
 }
-
-
-def _render(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value)
-    return str(value)
 
 
 def server_properties(node, cluster):
@@ -121,7 +115,7 @@ def server_properties(node, cluster):
     props.update(cluster.get("properties") or {})
     for role in roles:
         props.update(cluster.get(f"{role}_properties") or {})
-    return {key: _render(value) for key, value in props.items()}
+    return {key: java_properties.text(value) for key, value in props.items()}
 
 
 def node_server_properties(model, host, node):

@@ -16,6 +16,8 @@ in (kafka_plaintext_opt_in).
 
 from __future__ import annotations
 
+import re
+
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 SASL_PROTOCOLS = ("SASL_SSL", "SASL_PLAINTEXT")
 CLEAR_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
@@ -24,6 +26,9 @@ AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 # The certificate's CN is the principal: User:dc1-broker1, User:kafka-admin.
 PRINCIPAL_RULES = "RULE:^CN=([^,]+)(,.*)?$/$1/,DEFAULT"
 SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+# super.users separates principals with ';': a principal holding one, or a
+# line break, would name other super users than the one it is.
+PRINCIPAL_SYNTAX = re.compile(r"[;\x00-\x1f\x7f]")
 
 
 class SecurityError(ValueError):
@@ -44,6 +49,20 @@ def super_users(records, admin_principal, extra=()):
     names = [str(r.get("principal") or r["host"]) for r in records] + [admin_principal, *extra]
     principals = [n if n.startswith("User:") else f"User:{n}" for n in names if n]
     return ";".join(dict.fromkeys(principals))
+
+
+def principal_problems(records, admin_principal, extra=()):
+    """Principals super.users could not hold as themselves: each names its variable (and host), never its value
+    beyond what it is."""
+    named = [(f"{r['host']}: kafka_tls_principal", r.get("principal")) for r in records]
+    named += [("kafka_adminclient_principal", admin_principal)]
+    named += [(f"kafka_super_users[{i}]", principal) for i, principal in enumerate(extra or ())]
+    return [
+        f"{where}={value!r} cannot go into super.users, which separates principals with ';': "
+        "a principal holds no ';' and no control character"
+        for where, value in named
+        if value and PRINCIPAL_SYNTAX.search(str(value))
+    ]
 
 
 def server_properties(listeners, tls, sasl_mechanism, authorizer):
@@ -159,19 +178,50 @@ def kafka_python(client):
     return out
 
 
+# What the roles derive of the admin runner's connection (kafka_python()), and
+# where from: kafka_adminclient_config may add other kafka-python settings,
+# never these.
+ADMIN_DERIVED = {
+    "security_protocol": "kafka_adminclient_listener's protocol in kafka_listeners",
+    "ssl_cafile": "kafka_tls_pki_dir (the CAs the cluster trusts)",
+    "ssl_certfile": "kafka_tls_pki_dir (the admin certificate)",
+    "ssl_keyfile": "kafka_tls_pki_dir (the admin certificate's key)",
+    "ssl_password": "kafka_tls_pki_dir (the admin key is not encrypted)",
+    "ssl_check_hostname": "the roles (hostname verification stays on)",
+    "bootstrap_servers": "the inventory's brokers on kafka_adminclient_listener",
+}
+ADMIN_DERIVED_PREFIXES = {
+    "ssl_": "kafka_adminclient_listener and kafka_tls_pki_dir (the admin connection's TLS)",
+    "sasl_": "the roles (the admin runner authenticates with its certificate, never SASL)",
+}
+
+
+def admin_config_problems(config):
+    """The keys of kafka_adminclient_config that would override what the roles derive, one message each."""
+    problems = []
+    for key in sorted(config or {}):
+        owner = ADMIN_DERIVED.get(key) or next(
+            (owner for prefix, owner in ADMIN_DERIVED_PREFIXES.items() if str(key).startswith(prefix)), None
+        )
+        if owner:
+            problems.append(f"kafka_adminclient_config sets {key}, which the roles derive from {owner}")
+    return problems
+
+
 def check(settings, nodes, provided=None, read_subject=None, file_exists=None, read_pem_label=None):
     """Inconsistent security settings, found before any host is touched: (errors, warnings).
 
     settings: listeners and the names of the controller, inter-broker, admin
-    and client listeners, plaintext_opt_in, certificates (generated or
-    provided), ca_src, users (names), canary_user, stream_user and
-    stream_topics (the streaming job's, none without topics), pki_dir.
+    and client listeners, admin_principal and super_users (kafka_super_users),
+    plaintext_opt_in, certificates (generated or provided), ca_src, users
+    (names), canary_user, stream_user and stream_topics (the streaming job's,
+    none without topics), pki_dir.
     nodes: the node records. provided: {host: {key_src, cert_src}}.
     read_subject(path): a provided certificate's CN; file_exists(path);
     read_pem_label(path): the label of a provided key's PEM block ("PRIVATE KEY", ...).
     """
     listeners = settings["listeners"]
-    errors, warnings = [], []
+    errors, warnings = principal_problems(nodes, settings.get("admin_principal"), settings.get("super_users")), []
     clear = clear_listeners(listeners)
     role = {
         settings["controller_listener"]: "controller",

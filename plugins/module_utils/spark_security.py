@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.stretch.kafka.plugins.module_utils import java_properties
+
 SECRET = "spark.authenticate.secret"
 REST = "spark.master.rest.enabled"
 # Long enough that guessing it is hopeless; the testbed makes 32 characters.
@@ -102,33 +104,10 @@ def secret_problem(secret):
     return ""
 
 
-def _escape(text, key=False):
-    """A Java properties key or value, as Properties.load reads it back."""
-    out = []
-    for i, c in enumerate(text):
-        if c == "\\":
-            out.append("\\\\")
-        elif c in "\n\r\t\f":
-            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f"}[c])
-        elif c == " " and (key or i == 0):
-            out.append("\\ ")
-        elif key and c in "=:#!":
-            out.append("\\" + c)
-        else:
-            out.append(c)
-    return "".join(out)
-
-
-def _text(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 def render(settings):
-    """A Java properties file (UTF-8) of {key: value}, one key=value line each, in order; booleans as Spark
-    writes them."""
-    return "".join(f"{_escape(str(k), key=True)}={_escape(_text(v))}\n" for k, v in settings.items())
+    """A Java properties file of {key: value}, one key=value line each, in order; booleans as Spark
+    writes them (module_utils/java_properties.py)."""
+    return java_properties.render(settings)
 
 
 def redacted(key, value, regex=REDACTION_REGEX):

@@ -10,8 +10,12 @@ Kafka. A plan has five parts, each keyed by topic name:
     delete    [name, ...]               only with remove_undeclared
 
 Replica lists come from placement.place(), so new topics get the DC-grouped
-layout and existing ones are moved onto it with as few copied replicas as it
-can manage.
+layout, laid out against what the other topics put on the brokers. An existing
+topic is repaired: a partition whose list meets the placement's rules keeps
+its replicas whatever the other topics hold, one that breaks them is moved
+onto them with as few copied replicas as it can manage. Balancing an existing
+topic (moving replicas of partitions that meet the rules, as onto a broker
+just added) is asked for with balance, never done by itself.
 """
 
 from __future__ import annotations
@@ -84,12 +88,14 @@ def _drift(declared, current):
     return changed, removed
 
 
-def plan(declared, current, brokers_by_dc, remove_undeclared=False, internal=(), weights=None):
+def plan(declared, current, brokers_by_dc, remove_undeclared=False, internal=(), weights=None, balance=False):
     """The changes that bring the cluster's topics to the declared state.
 
     declared: normalize()'s result. current: {name: {"partitions": {p: [replicas]},
     "configs": {key: value}}} with the topic-level (dynamic) configs only.
     internal: names of internal topics to bring onto the placement, as they are.
+    balance: balance the existing topics too (placement.place()), which may
+    copy replicas of partitions that meet the rules.
     Raises TopicError listing every topic that cannot be reconciled.
     """
     result = {"create": {}, "configs": {}, "grow": {}, "reassign": {}, "delete": []}
@@ -114,7 +120,9 @@ def plan(declared, current, brokers_by_dc, remove_undeclared=False, internal=(),
         if have:
             placement.add_load(load, have["partitions"], -1)
         try:
-            target = placement.place(brokers_by_dc, rf, partitions, have and have["partitions"], weights, load)
+            target = placement.place(
+                brokers_by_dc, rf, partitions, have and have["partitions"], weights, load, balance=balance
+            )
         except placement.PlacementError as exc:
             errors.append(f"topic '{name}': {exc}")
             continue
@@ -158,6 +166,30 @@ def summary(changes, current):
             lines.append(f"reassign {name}-{p}: {list(current[name]['partitions'][p])} -> {replicas}")
     lines.extend(f"delete {name}" for name in changes["delete"])
     return lines
+
+
+def _partitions_after(have, changes, name):
+    """{p: [replicas]} of an existing topic once a plan's moves and growth are made."""
+    parts = dict(have["partitions"])
+    parts.update(changes["reassign"].get(name, {}))
+    grow = changes["grow"].get(name)
+    if grow:
+        parts.update(zip(range(len(have["partitions"]), grow["count"]), grow["assignments"], strict=True))
+    return parts
+
+
+def off_balance(current, changes, brokers_by_dc, names):
+    """{topic: [the placement rules it breaks]} of the existing topics among names once changes are made.
+
+    After a converge, only rule 3 can be left broken, where mending it would
+    copy replicas (a broker just added leads nothing): what balance is for.
+    """
+    found = {}
+    for name in sorted(n for n in names if n in current and n not in changes["delete"]):
+        problems = placement.violations(_partitions_after(current[name], changes, name), brokers_by_dc)
+        if problems:
+            found[name] = problems
+    return found
 
 
 def throttled_replicas(moves, current):
@@ -237,11 +269,7 @@ def state_of(current, changes):
         if name in changes["create"]:
             after.append(f"{name}: {changes['create'][name]['assignment']} {changes['create'][name]['configs']}")
             continue
-        parts = dict(have["partitions"])
-        parts.update(changes["reassign"].get(name, {}))
-        grow = changes["grow"].get(name)
-        if grow:
-            parts.update(zip(range(len(have["partitions"]), grow["count"]), grow["assignments"], strict=True))
+        parts = _partitions_after(have, changes, name)
         configs = {k: v for k, v in have.get("configs", {}).items() if k not in THROTTLE_KEYS}
         change = changes["configs"].get(name, {"set": {}, "delete": []})
         configs.update(change["set"])
@@ -370,8 +398,10 @@ def reconcile(admin, declared, brokers, options, check_mode=False, diff=False):
 
     declared: normalize()'s result. brokers: the inventory's broker records
     (node_id, dc). options: remove_undeclared, internal_topics, throttle_rate,
-    reassignment_timeout. Returns the module's result; raises TopicError
-    naming what is refused, before anything changes when it can.
+    reassignment_timeout, balance (optional, default off). Returns the
+    module's result, with "unbalanced" ({topic: [rules it breaks]}: what only
+    balance would mend); raises TopicError naming what is refused, before
+    anything changes when it can.
     """
     problems = check_brokers(brokers, admin.brokers())
     if problems:
@@ -389,10 +419,12 @@ def reconcile(admin, declared, brokers, options, check_mode=False, diff=False):
     by_dc = {}
     for broker in brokers:
         by_dc.setdefault(broker["dc"], []).append(int(broker["node_id"]))
-    changes = plan(declared, current, by_dc, options["remove_undeclared"], internal=internal)
+    balance = bool(options.get("balance"))
+    changes = plan(declared, current, by_dc, options["remove_undeclared"], internal=internal, balance=balance)
     result = {
         "changed": not is_empty(changes),
         "changes": summary(changes, current),
+        "unbalanced": off_balance(current, changes, by_dc, [*declared, *internal]),
         "reassigned": [],
         "moved_replicas": sum(
             placement.moved_replicas(current[n]["partitions"], moves) for n, moves in changes["reassign"].items()

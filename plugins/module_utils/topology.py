@@ -24,6 +24,16 @@ MAX_NODE_ID = 2**31 - 1
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 LISTENER_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 NON_ROUTABLE = ("", "0.0.0.0", "::", "[::]")
+# Names the roles write into server.properties and every client's settings
+# as they are: a DC name becomes broker.rack and client.rack, compared byte
+# for byte (and Kafka reads server.properties as ISO 8859-1, so a name
+# outside ASCII would not be the clients' any more); a host is an address
+# in advertised.listeners and the bootstrap lists. Each is held to a set no
+# file format takes for syntax.
+DC_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+DC_NAME_RULE = "letters, digits, '.', '_' and '-'"
+HOST_NAME = re.compile(r"^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])$")
+HOST_NAME_RULE = "a host name or IPv4 address (letters, digits, '.', '_', '-') or an IPv6 address in brackets"
 
 # Settings the roles derive from the inventory, and the variable that owns
 # each: an override through kafka_node_properties (or its broker and
@@ -67,6 +77,12 @@ DERIVED_PREFIXES = {
     "ssl.keystore.": "kafka_tls_dir and the certificates",
     "ssl.truststore.": "kafka_tls_dir and the certificates",
 }
+
+# The lowest min.insync.replicas the roles set without the operator's say:
+# with one, an acks=all write is acknowledged by its leader alone and lost
+# with that broker (or its DC). The variable that accepts a lower one:
+MIN_ISR = 2
+MIN_ISR_OPT_IN = "kafka_min_insync_replicas_one_opt_in"
 
 # Replication factors the cluster uses for the topics it creates itself, with
 # the min.insync setting that goes with each.
@@ -303,12 +319,16 @@ def check_install(install_by_host):
 
 
 def check_dc_names(nodes):
-    """DC names that Kafka would take as different racks while an operator reads them as one."""
+    """DC names outside the safe set, and names that Kafka would take as different racks while an operator
+    reads them as one."""
     errors = []
     spelled = defaultdict(lambda: defaultdict(list))
     for node in nodes:
-        if node.dc and node.dc != node.dc.strip():
-            errors.append(f"{node.host}: kafka_dc={node.dc!r} has spaces around it; Kafka compares racks exactly")
+        if node.dc and not DC_NAME.match(node.dc):
+            errors.append(
+                f"{node.host}: kafka_dc={node.dc!r} is not a DC name the roles can write: use {DC_NAME_RULE} "
+                "(it becomes broker.rack and every client's client.rack, compared byte for byte)"
+            )
         spelled[node.dc.strip().lower()][node.dc].append(node.host)
     for forms in spelled.values():
         if len(forms) > 1:
@@ -357,6 +377,9 @@ def check_listeners(listeners):
         if not isinstance(spec, dict):
             errors.append(f"{where} must be a mapping with port and protocol")
             continue
+        bind_host = spec.get("bind_host")
+        if bind_host is not None and bind_host != "" and not HOST_NAME.match(str(bind_host)):
+            errors.append(f"{where}.bind_host={bind_host!r} is not {HOST_NAME_RULE}")
         port = _as_int(spec.get("port"))
         if port is None or not 1 <= port <= 65535:
             errors.append(f"{where}.port={spec.get('port')!r} is not a port from 1 to 65535")
@@ -375,6 +398,13 @@ def check_endpoints(nodes):
     errors = []
     owners = defaultdict(list)
     for node in nodes:
+        hosts = {listener["host"] for listener in node.listeners.values()}
+        errors.extend(
+            f"{node.host}: its advertised address {host!r} (kafka_advertised_host, or the inventory name) is not "
+            f"{HOST_NAME_RULE}"
+            for host in sorted(hosts)
+            if host not in NON_ROUTABLE and not HOST_NAME.match(host)
+        )
         for name, listener in sorted(node.listeners.items()):
             endpoint = listener["endpoint"]
             if listener["host"] in NON_ROUTABLE:
@@ -442,20 +472,47 @@ RULES = (
 )
 
 
-def validate(node_dicts, install_by_host=None, groups=None, listeners=None):
+def validate(
+    node_dicts, install_by_host=None, groups=None, listeners=None, min_insync_replicas=None, min_insync_opt_in=False
+):
     """Return every problem with the inventory, as messages; empty when it is valid.
 
     groups: the inventory's {group: [hosts]}, to find hosts in two DC groups.
     listeners: kafka_listeners, judged as Kafka would at start.
+    min_insync_replicas: {variable: value} of the cluster's min.insync.replicas
+    settings, held to min_insync_problems() (min_insync_opt_in: the operator's
+    acceptance of 1).
     """
     nodes = [Node.from_dict(d) for d in node_dicts]
-    errors = []
+    errors = min_insync_problems(min_insync_replicas or {}, min_insync_opt_in)
     if listeners is not None:
         errors.extend(check_listeners(listeners))
     for rule in RULES:
         errors.extend(rule(nodes))
     errors.extend(check_dc_groups(nodes, groups))
     errors.extend(check_install(install_by_host or {}))
+    return errors
+
+
+def min_insync_problems(values, opt_in=False):
+    """Why each min.insync.replicas setting may not be used, as messages naming its variable.
+
+    values: {variable: value}, e.g. {"kafka_min_insync_replicas": 2}; a value
+    of None is not set and not judged. Below 1 is refused always (Kafka
+    refuses it); 1 only without the opt-in (MIN_ISR_OPT_IN).
+    """
+    errors = []
+    for variable, value in values.items():
+        if value is None:
+            continue
+        isr = _as_int(value)
+        if isr is None or isr < 1:
+            errors.append(f"{variable}={value!r} is not a positive whole number")
+        elif isr < MIN_ISR and not opt_in:
+            errors.append(
+                f"{variable}={isr}: an acks=all write would be acknowledged by one replica alone and lost with its "
+                f"broker; set it to {MIN_ISR} or more, or set {MIN_ISR_OPT_IN}: true to accept that"
+            )
     return errors
 
 
@@ -468,24 +525,32 @@ def check_declarations(
     users=None,
     acl_list=None,
     mechanism=None,
+    min_insync_replicas=None,
+    min_insync_opt_in=False,
 ):
     """Problems with kafka_topics, kafka_quotas, the throttle, kafka_users and kafka_acls, found without a cluster.
 
     Each topic's replication factor is checked against the inventory's broker
-    DCs, so RF larger than the brokers is refused before any host is touched.
+    DCs, so RF larger than the brokers is refused before any host is touched;
+    a topic's min.insync.replicas, and the min.insync.replicas settings given
+    as {variable: value}, are held to min_insync_problems().
     """
     nodes = [Node.from_dict(d) for d in node_dicts]
     by_dc = {}
     for node in nodes:
         if node.is_broker:
             by_dc.setdefault(node.dc, []).append(_as_int(node.node_id))
-    errors = []
+    errors = min_insync_problems(min_insync_replicas or {}, min_insync_opt_in)
     try:
         for name, topic in topics.normalize(declared_topics, replication_factor).items():
             try:
                 placement.check_shape(by_dc, topic["replication_factor"])
             except placement.PlacementError as exc:
                 errors.append(f"kafka_topics: topic '{name}': {exc}")
+            errors += min_insync_problems(
+                {f"kafka_topics: topic '{name}': min.insync.replicas": topic["configs"].get("min.insync.replicas")},
+                min_insync_opt_in,
+            )
     except topics.TopicError as exc:
         errors.append(f"kafka_topics: {exc}")
     try:

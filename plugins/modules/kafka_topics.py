@@ -10,8 +10,13 @@ author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Compares the declared topics with the cluster and changes what differs, through
     Kafka's admin protocol from one Python process (kafka-python), with no JVM.
-  - New topics get the DC-grouped placement; existing ones are moved onto it with as few
-    copied replicas as it can, under a replication throttle that is removed when the move ends.
+  - New topics get the DC-grouped placement, laid out against what the other topics put on the
+    brokers. An existing topic is only repaired. A partition whose list meets the placement's rules
+    keeps its replicas, whatever the other topics hold; one that breaks them is moved onto them
+    with as few copied replicas as it can, under a replication throttle that is removed when the
+    move ends. Balancing existing topics (moving replicas of partitions that meet the rules, as
+    onto a broker just added) happens only with O(balance); without it, a topic only balancing
+    would mend is named in a warning and in RV(unbalanced).
   - Every create, partition growth and config change is first sent with validate_only, so a
     bad declaration fails the task before anything on the cluster changes.
   - Supports check mode and diff mode.
@@ -36,6 +41,13 @@ options:
     default: false
   internal_topics:
     description: Move the internal topics (C(__consumer_offsets), C(__transaction_state)) onto the placement.
+    type: bool
+    default: false
+  balance:
+    description:
+      - Balance the existing topics as well, each DC's brokers evened out and the topic laid out against the
+        rest of the cluster, with as few copies as it can. It copies replicas of partitions that meet the rules,
+        so run it in check mode first to see the moves.
     type: bool
     default: false
   throttle_rate:
@@ -86,6 +98,10 @@ moved_replicas:
   description: Replicas that had to be copied to a new broker by the reassignment.
   returned: always
   type: int
+unbalanced:
+  description: The existing topics that still break a placement rule only balancing mends, with the rules they break.
+  returned: always
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402  the documentation blocks come first, as in every Ansible module
@@ -102,6 +118,7 @@ def main():
             "default_replication_factor": {"type": "int", "default": 4},
             "remove_undeclared": {"type": "bool", "default": False},
             "internal_topics": {"type": "bool", "default": False},
+            "balance": {"type": "bool", "default": False},
             "throttle_rate": {"type": "int", "default": 10485760},
             "reassignment_timeout": {"type": "int", "default": 1800},
             "timeout": {"type": "int", "default": 30},
@@ -113,12 +130,18 @@ def main():
         declared = topics.normalize(params["topics"], params["default_replication_factor"])
     except topics.TopicError as exc:
         module.fail_json(msg=str(exc))
-    options = {k: params[k] for k in ("remove_undeclared", "internal_topics", "throttle_rate", "reassignment_timeout")}
+    keys = ("remove_undeclared", "internal_topics", "throttle_rate", "reassignment_timeout", "balance")
+    options = {k: params[k] for k in keys}
     with kafka_admin.session(module, params["timeout"]) as admin:
         try:
             result = topics.reconcile(admin, declared, params["brokers"], options, module.check_mode, module._diff)  # noqa: SLF001
         except topics.TopicError as exc:
             module.fail_json(msg=str(exc))
+    for name, problems in result["unbalanced"].items():
+        module.warn(
+            f"topic {name}: {'; '.join(problems)}. A converge copies no replica to mend this; balancing does: "
+            "-e kafka_admin_balance_topics=true, with --check --diff first to see the moves"
+        )
     module.exit_json(**result)
 
 

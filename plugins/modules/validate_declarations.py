@@ -10,7 +10,8 @@ author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Checks each declared topic (name, fields, replication factor against the broker DCs),
     each declared client quota (entity types, keys, values), the replication throttle,
-    each declared SCRAM user (name, password length, mechanism) and each declared ACL.
+    each declared SCRAM user (name, password length, mechanism), each declared ACL, and the
+    C(min.insync.replicas) of each topic and of the settings given (below 2 only by opt-in).
     Fails with one line per problem, naming the topic, quota, user, ACL or variable;
     a message never carries a password.
 options:
@@ -50,6 +51,8 @@ options:
     type: list
     elements: dict
     default: []
+extends_documentation_fragment:
+  - stretch.kafka.min_insync
 """
 
 EXAMPLES = r"""

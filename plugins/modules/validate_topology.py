@@ -9,10 +9,12 @@ short_description: Refuse an inventory that cannot form a 2.5-DC stretch cluster
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Checks controller DC spread and majority, broker DCs, DC names that differ only in
-    case, hosts in two DC groups, node ids, listeners and advertised addresses (what Kafka
-    refuses at start, and collisions), overrides of the settings the roles derive,
-    replication factors against the broker DCs, min.insync.replicas, data paths and the
-    install source. Fails with one line per problem, each naming the host or variable.
+    case or fall outside letters, digits, C(.), C(_) and C(-), hosts in two DC groups, node
+    ids, listeners and advertised addresses (what Kafka refuses at start, collisions, and
+    addresses that are no host name), overrides of the settings the roles derive,
+    replication factors against the broker DCs, min.insync.replicas (below 2 only by
+    opt-in), data paths and the install source. Fails with one line per problem, each
+    naming the host or variable.
   - The topology (node ids, DCs, roles) comes from the node records of every
     host of the two groups, even those left out by C(--limit). Configuration and
     install settings are checked for the hosts in the play, from their
@@ -36,6 +38,8 @@ options:
       - kafka_wan_link, the link between the broker DCs that the nodes' TCP buffers are sized for; its
         C(bandwidth_mbit) and C(rtt_ms) must each be a positive number.
     type: dict
+extends_documentation_fragment:
+  - stretch.kafka.min_insync
 """
 
 EXAMPLES = r"""

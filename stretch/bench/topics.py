@@ -46,7 +46,7 @@ def placement_figures():
     fresh_seconds = time.monotonic() - start
     grown = {"dc1": [*big["dc1"], 104], "dc2": big["dc2"]}
     start = time.monotonic()
-    after = placement.place(grown, 4, 10_000, current=before)
+    after = placement.place(grown, 4, 10_000, current=before, balance=True)
     repair_seconds = time.monotonic() - start
     assert not placement.violations(after, grown)
     overlap_only = placement._matched(grown, 4, 10_000, before, None)  # noqa: SLF001  the previous method, for comparison

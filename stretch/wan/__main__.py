@@ -17,7 +17,7 @@ import sys
 
 from . import control, inventory, rtt
 from .delayer import Delayer
-from .links import WanError, links
+from .links import WanError, links, number_problem
 
 # The testbed's inventory.
 INVENTORY = control.REPO / "examples/consumer/inventory"
@@ -63,8 +63,12 @@ def main(argv=None):
             request = inventory.read(args.inventory or [str(INVENTORY)])
             print(json.dumps(control.apply(request, state)))
         elif args.command == "set":
-            if args.rtt is None or args.rtt < 0 or (args.tiebreaker_rtt is not None and args.tiebreaker_rtt < 0):
-                p.error("set needs --rtt MS (and optionally --tiebreaker-rtt MS), neither negative")
+            if args.rtt is None:
+                p.error("set needs --rtt MS (and optionally --tiebreaker-rtt MS)")
+            given = {"--rtt": args.rtt, "--tiebreaker-rtt": args.tiebreaker_rtt}
+            for option, problem in ((o, number_problem("rtt_ms", v)) for o, v in given.items() if v is not None):
+                if problem:
+                    p.error(f"set {option}: {problem}")
             print(json.dumps(control.set_rtt(args.rtt, args.tiebreaker_rtt, state)))
             show(state)
         elif args.command == "show":

@@ -16,6 +16,7 @@ one line per problem, each naming the item and the value.
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from dataclasses import asdict, dataclass
 
@@ -51,13 +52,27 @@ class Link:
         return asdict(self)
 
 
+def number_problem(key, value):
+    """Why value cannot be key (a delay, jitter, rate or round trip: its unit ends the key's name); '' when it can.
+
+    NaN and infinity are refused like a negative number: a NaN delay compares
+    false with everything, so its link would count as inactive and its packets
+    would cross undelayed.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{key} must be a number of {key.split('_')[-1]}, not {value!r}"
+    if not math.isfinite(value):
+        return f"{key} {value} is not a finite number"
+    if value < 0:
+        return f"{key} {value} is negative"
+    return ""
+
+
 def _number(item, key, where, problems):
     value = item.get(key, 0)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        problems.append(f"{where}: {key} must be a number of {key.split('_')[-1]}, not {value!r}")
-        return 0.0
-    if value < 0:
-        problems.append(f"{where}: {key} {value} is negative")
+    problem = number_problem(key, value)
+    if problem:
+        problems.append(f"{where}: {problem}")
         return 0.0
     return float(value)
 

@@ -6,9 +6,12 @@ idempotent) and reading as each broker DC:
 - refused before any host is touched: retiring a broker of the 2+2 testbed
   (its DC would keep one broker);
 - added: a third dc1 broker (tests/drills/inventory/spare-broker.yml) gets its
-  container, and site.yml installs and starts it; the topics run moves its
-  share of replicas onto it and nothing else, under the throttle, and elects
-  the preferred leaders;
+  container, and site.yml installs and starts it, moving no replica (a
+  converge never balances by itself, and names the topics only balancing
+  would mend); topics.yml with kafka_admin_balance_topics=true shows in check
+  mode the replicas it would move, changing nothing, then moves its share of
+  replicas onto it and nothing else, under the throttle, and elects the
+  preferred leaders;
 - retired: playbooks/brokers.yml drains it (every topic, internal ones too),
   stops it and unregisters it; a second run changes nothing. Its container
   goes, and the testbed's own inventory converges again.
@@ -53,6 +56,12 @@ def assignments(cluster):
         admin.close()
 
 
+def as_before(cluster, before):
+    """Whether every partition of before still has the replica list it had (topics made since do not count)."""
+    now = assignments(cluster)
+    return {k: now.get(k) for k in before} == before
+
+
 def registered(cluster):
     admin = cluster.admin()
     try:
@@ -90,6 +99,20 @@ def test_a_broker_is_added_and_retired_under_load(cluster, figures, tmp_path):
         # Its container alone: the others would be made anew for the new /etc/hosts entry.
         assert playbook(grown, str(REPO / "testbed/up.yml"), log_dir=LOGS, testbed_only=[spare.host]).ok
         added = step(grown, figures, f"add {spare.host} (site.yml)", "site")
+    # A converge moves no replica onto the new broker: balancing is asked for, and seen in check mode first.
+    assert as_before(cluster, before), "site.yml moved replicas by itself"
+    [(_, reconciled)] = added.results("Bring the cluster's topics")
+    assert reconciled["unbalanced"], "the converge did not name the topics only balancing would mend"
+    balance = {"kafka_admin_balance_topics": True}
+    shown = playbook(grown, "topics", check=True, log_dir=LOGS, **balance)
+    assert shown.ok, shown.log
+    [(_, planned)] = shown.results("Bring the cluster's topics")
+    assert planned["moved_replicas"] > 0, "check mode showed no replica to move onto the new broker"
+    assert as_before(cluster, before), "check mode moved replicas"
+    with Load(cluster, tmp_path / "balance", "the balance onto the new broker", figures):
+        balanced = step(grown, figures, f"balance onto {spare.host} (topics.yml)", "topics", **balance)
+    [(_, done)] = balanced.results("Bring the cluster's topics")
+    assert done["changes"] == planned["changes"], "the balance did not do what check mode showed"
     after = assignments(cluster)
     # Only the new broker's share moved: each moved partition swapped one replica of its DC for it.
     moved = {k: (before[k], after[k]) for k in before if before[k] != after.get(k)}
@@ -99,7 +122,7 @@ def test_a_broker_is_added_and_retired_under_load(cluster, figures, tmp_path):
         if set(old) == set(new):
             continue  # leadership order only: no copy
         assert set(new) - set(old) == {new_id}, f"{key}: {old} -> {new} moved more than the new broker's share"
-    reported = [r.get("moved_replicas") for _, r in added.results("Bring the cluster's topics")]
+    reported = [r.get("moved_replicas") for _, r in balanced.results("Bring the cluster's topics")]
     print(f"replicas moved onto {new_id}: {on_new}; the topics run reported {reported}", flush=True)
     figures["steps"][-1]["replicas_moved"] = on_new
 

@@ -15,6 +15,7 @@ from confluent_kafka.admin import (
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
+    NewTopic,
 )
 
 from ansible_collections.stretch.kafka.plugins.module_utils import placement
@@ -193,6 +194,46 @@ def test_an_undeclared_topic_is_kept_unless_removal_is_asked_for(cluster, admin)
     assert "delete it-stray" in proc.text, proc.text[-3000:]
     assert wait_until(lambda: "it-stray" not in admin.list_topics(timeout=30).topics, 60, 1)
     assert {"it-orders", "it-legacy", "smoke"} <= set(admin.list_topics(timeout=30).topics)
+
+
+def layouts(admin):
+    """{topic: {partition: [replicas]}} of every topic, the internal ones too."""
+    return {
+        name: {p: r for p, (r, _) in replicas(admin, name).items()} for name in admin.list_topics(timeout=30).topics
+    }
+
+
+def test_an_undeclared_topic_coming_and_going_between_two_converges_moves_nothing(cluster, admin, by_dc):
+    # A topic declared while an undeclared one crowds some brokers is laid out against that load, so its lists
+    # are not the ones it would get on an empty cluster. Once the undeclared topic is gone, the next converge must
+    # leave every topic as it is: each list meets the placement's rules, and balancing existing topics happens
+    # only when asked for (kafka_admin_balance_topics), never because of what other topics hold.
+    first, second = sorted(by_dc)
+    a, b = sorted(by_dc[first])[:2], sorted(by_dc[second])[:2]
+    crowd = [[*a, *b], [*a, *b], [a[1], a[0], b[1], b[0]]]
+    admin.create_topics([NewTopic("it-crowd", replica_assignment=crowd)])["it-crowd"].result(timeout=60)
+
+    def whole():
+        topic = admin.list_topics("it-crowd", timeout=10).topics.get("it-crowd")
+        led = topic is not None and topic.error is None and [p.leader for p in topic.partitions.values()]
+        return led and len(led) == len(crowd) and min(led) >= 0
+
+    assert wait_until(whole, 60, 0.5), "it-crowd has no leader for every partition"
+    declared = [*cluster.model["declared"]["topics"], {"name": "it-newcomer", "partitions": 7}]
+
+    laid_out = playbook(cluster, "site", kafka_topics=declared)
+    assert laid_out.ok, laid_out.text[-3000:]
+    assert "create it-newcomer: 7 partitions, configs {}" in laid_out.text, laid_out.text[-3000:]
+    for future in admin.delete_topics(["it-crowd"], operation_timeout=30).values():
+        future.result()
+    assert wait_until(lambda: "it-crowd" not in admin.list_topics(timeout=30).topics, 60, 1)
+
+    before = layouts(admin)
+    again = playbook(cluster, "site", kafka_topics=declared)
+    assert again.ok, again.text[-3000:]
+    moved = [line for line in again.text.splitlines() if "reassign " in line]
+    assert again.changed == 0, f"the second converge changed {again.recap}: {moved}"
+    assert layouts(admin) == before
 
 
 @pytest.mark.parametrize(

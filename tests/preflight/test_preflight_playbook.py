@@ -20,7 +20,13 @@ from cryptography.x509.oid import NameOID
 from stretch.playbook import run as run_playbook
 
 REPO = Path(__file__).resolve().parents[2]
-PREFLIGHT_PLAYS = [play["name"] for play in yaml.safe_load((REPO / "playbooks/preflight.yml").read_text())]
+# The plays of preflight.yml, the scope check it imports first among them.
+PREFLIGHT_PLAYS = [
+    play["name"]
+    for name in ("preflight.yml", "run_scope.yml")
+    for play in yaml.safe_load((REPO / "playbooks" / name).read_text())
+    if "hosts" in play
+]
 
 
 # A checksum of the right shape for a download no test makes.
@@ -124,6 +130,26 @@ def min_insync_equal_to_rf(inv):
     inv["all"]["vars"]["kafka_min_insync_replicas"] = 4
 
 
+def min_insync_of_one(inv):
+    inv["all"]["vars"]["kafka_min_insync_replicas"] = 1
+
+
+def a_failover_that_relaxes_to_one(inv):
+    inv["all"]["vars"]["kafka_ops_failover_min_insync_replicas"] = 1
+
+
+def a_cluster_wide_target_of_one(inv):
+    inv["all"]["vars"]["kafka_admin_min_isr_target"] = 1
+
+
+def a_topic_with_min_insync_of_one(inv):
+    inv["all"]["vars"]["kafka_topics"] = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 1}}]
+
+
+def admin_settings_that_turn_hostname_verification_off(inv):
+    inv["all"]["vars"]["kafka_adminclient_config"] = {"request_timeout_ms": 60000, "ssl_check_hostname": False}
+
+
 def url_without_checksum(inv):
     inv["all"]["vars"]["kafka_node_archive_checksum"] = ""
 
@@ -168,6 +194,22 @@ def host_in_two_dc_groups(inv):
 
 def dcs_differing_only_in_case(inv):
     groups(inv)["kafka_controllers"]["hosts"]["dc3-controller0"]["kafka_dc"] = "DC2"
+
+
+def a_dc_name_with_a_line_break(inv):
+    groups(inv)["dc2"]["vars"]["kafka_dc"] = "dc2\nallow.everyone.if.no.acl.found=true"
+
+
+def a_dc_name_beyond_ascii(inv):
+    groups(inv)["dc1"]["vars"]["kafka_dc"] = "zürich"
+
+
+def an_advertised_address_with_a_line_break(inv):
+    groups(inv)["kafka_brokers"]["hosts"]["dc2-broker1"]["kafka_advertised_host"] = "10.0.2.11\nsuper.users=User:x"
+
+
+def a_super_user_holding_the_separator(inv):
+    inv["all"]["vars"]["kafka_super_users"] = ["ops;User:mallory"]
 
 
 def two_nodes_advertising_one_address(inv):
@@ -328,6 +370,19 @@ BAD = [
     (duplicate_node_ids, "kafka_node_id 100 is used by more than one host: dc1-broker0, dc2-broker1"),
     (replication_factor_three, "default.replication.factor=3 cannot put 2 replicas in each broker DC"),
     (min_insync_equal_to_rf, "min.insync.replicas=4 must be below default.replication.factor=4"),
+    (
+        min_insync_of_one,
+        "kafka_min_insync_replicas=1: an acks=all write would be acknowledged by one replica alone and lost with its "
+        "broker; set it to 2 or more, or set kafka_min_insync_replicas_one_opt_in: true to accept that",
+    ),
+    (a_failover_that_relaxes_to_one, "kafka_ops_failover_min_insync_replicas=1: an acks=all write would be"),
+    (a_cluster_wide_target_of_one, "kafka_admin_min_isr_target=1: an acks=all write would be"),
+    (a_topic_with_min_insync_of_one, "kafka_topics: topic 'orders': min.insync.replicas=1: an acks=all write would"),
+    (
+        admin_settings_that_turn_hostname_verification_off,
+        "kafka_adminclient_config sets ssl_check_hostname, which the roles derive from the roles (hostname "
+        "verification stays on)",
+    ),
     (url_without_checksum, "kafka_node_archive_url is set but kafka_node_archive_checksum is empty"),
     (no_broker_group, "inventory group 'kafka_brokers' is missing or empty"),
     (a_listener_without_a_port, "dc1-broker0: listener CLIENT has no port: set kafka_listeners.CLIENT.port"),
@@ -338,6 +393,18 @@ BAD = [
     (throttle_without_a_rate, "kafka_quotas: replication throttle rate must be a positive number"),
     (host_in_two_dc_groups, "dc2-broker1 is in the groups of 2 DCs (dc1, dc2): its DC is ambiguous"),
     (dcs_differing_only_in_case, "kafka_dc values differ only in case or spacing: 'DC2' (dc3-controller0); 'dc2'"),
+    (
+        a_dc_name_with_a_line_break,
+        "dc2-broker0: kafka_dc='dc2\\nallow.everyone.if.no.acl.found=true' is not a DC name the roles can write: "
+        "use letters, digits, '.', '_' and '-'",
+    ),
+    (a_dc_name_beyond_ascii, "dc1-broker0: kafka_dc='zürich' is not a DC name the roles can write"),
+    (
+        an_advertised_address_with_a_line_break,
+        "dc2-broker1: its advertised address '10.0.2.11\\nsuper.users=User:x' (kafka_advertised_host, or the "
+        "inventory name) is not a host name",
+    ),
+    (a_super_user_holding_the_separator, "kafka_super_users[0]='ops;User:mallory' cannot go into super.users"),
     (two_nodes_advertising_one_address, "dc1-broker0, dc1-broker1 all advertise 10.0.1.5:9091"),
     (two_listeners_on_one_port, "kafka_listeners: CLIENT, REPLICATION listen on the same port 9092"),
     (a_protocol_kafka_does_not_know, "kafka_listeners.REPLICATION.protocol='TLS' is not one of PLAINTEXT"),
@@ -418,6 +485,20 @@ def test_bad_inventory_is_refused_without_connecting(mutate, message, tmp_path):
 )
 def test_good_inventory_passes_without_connecting(shape, tmp_path):
     rc, out, result = run("preflight.yml", base_inventory(**shape), tmp_path)
+    assert rc == 0, out
+    assert "inventory accepted" in out
+    assert touched_no_host(result)
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [min_insync_of_one, a_failover_that_relaxes_to_one, a_cluster_wide_target_of_one, a_topic_with_min_insync_of_one],
+)
+def test_a_min_insync_replicas_of_one_passes_with_the_operators_opt_in(mutate, tmp_path):
+    inv = base_inventory()
+    mutate(inv)
+    inv["all"]["vars"]["kafka_min_insync_replicas_one_opt_in"] = True
+    rc, out, result = run("preflight.yml", inv, tmp_path)
     assert rc == 0, out
     assert "inventory accepted" in out
     assert touched_no_host(result)
@@ -595,6 +676,59 @@ def test_limit_does_not_hide_a_bad_topology(tmp_path):
     rc, out, _ = run("preflight.yml", inv, tmp_path, "--limit", "dc1-broker0")
     assert rc != 0
     assert "controllers span 2 DC(s)" in out, out
+
+
+# -- --limit: no run may skip the cluster-wide plays on the first broker and end ok ----------
+
+
+def test_a_converge_limited_away_from_the_first_broker_is_refused_before_any_host_is_touched(tmp_path):
+    # A release change with the first broker left out: the release guard (on kafka_brokers[0]) would be
+    # skipped, and the downgrade installed unguarded, with no restart and no readiness check after it.
+    rc, out, result = run(
+        "site.yml", base_inventory(), tmp_path, "--limit", "dc2-broker1", "-e", "kafka_node_version=4.2.0"
+    )
+    assert rc != 0, out
+    assert (
+        "--limit 'dc2-broker1' leaves out dc1-broker0 (kafka_brokers[0]), where site.yml runs the release guard" in out
+    ), out
+    assert "Keep dc1-broker0 in the limit (--limit 'dc2-broker1,dc1-broker0'), or run without --limit" in out
+    assert touched_no_host(result), "site.yml went on after its scope was refused"
+
+
+LIMIT_REFUSED = [
+    ("site.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where site.yml runs"),
+    ("features.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where features.yml runs"),
+    ("topics.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where topics.yml runs"),
+    ("quotas.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where quotas.yml runs"),
+    ("users.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where users.yml runs"),
+    ("status.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where status.yml runs"),
+    ("smoke_test.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where smoke_test.yml runs"),
+    ("monitoring.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where monitoring.yml runs"),
+    ("streaming.yml", "leaves out dc1-broker0 (kafka_brokers[0]), where streaming.yml runs"),
+    ("rolling_restart.yml", "rolling_restart.yml takes no --limit"),
+    ("dc_failover.yml", "dc_failover.yml takes no --limit"),
+    ("dc_recovery.yml", "dc_recovery.yml takes no --limit"),
+    ("controllers.yml", "controllers.yml takes no --limit"),
+    ("brokers.yml", "brokers.yml takes no --limit"),
+    ("rotate_certificates.yml", "rotate_certificates.yml takes no --limit"),
+]
+
+
+@pytest.mark.parametrize(("playbook", "message"), LIMIT_REFUSED, ids=[p for p, _ in LIMIT_REFUSED])
+def test_every_playbook_refuses_a_limit_that_would_skip_its_cluster_wide_plays(playbook, message, tmp_path):
+    rc, out, result = run(playbook, base_inventory(), tmp_path, "--limit", "dc2-broker1")
+    assert rc != 0, out
+    assert message in out, out
+    assert touched_no_host(result), f"{playbook} went on after its scope was refused"
+
+
+def test_the_streaming_job_limited_to_a_spark_host_passes_the_scope_check(tmp_path):
+    inv = base_inventory()
+    add_spark(inv, "dc2", spark_archive_src="/srv/spark.tgz")
+    _, out, result = run("streaming.yml", inv, tmp_path, "--limit", "dc2-spark", "-e", "stream_state=stopped")
+    assert "leaves out" not in out, out
+    assert "takes no --limit" not in out, out
+    assert "Validate the Spark hosts" in [play["play"]["name"] for play in result.output["plays"]]
 
 
 def test_site_stops_before_touching_any_host(tmp_path):

@@ -54,8 +54,16 @@ def check(tmp_path, wan):
             [{"between": ["dc1", "dc2"], "delay_ms": 15}, {"from": "dc1", "to": "dc3", "delay_ms": -5}],
             "testbed_wan[1]: delay_ms -5 is negative",
         ),
+        (
+            [{"between": ["dc1", "dc2"], "delay_ms": float("nan")}],
+            "testbed_wan[0]: delay_ms nan is not a finite number",
+        ),
+        (
+            [{"between": ["dc1", "dc2"], "delay_ms": 15, "jitter_ms": float("inf")}],
+            "testbed_wan[0]: jitter_ms inf is not a finite number",
+        ),
     ],
-    ids=["a link to an unknown DC", "a negative delay"],
+    ids=["a link to an unknown DC", "a negative delay", "a delay of NaN", "an infinite jitter"],
 )
 def test_a_bad_wan_is_refused_naming_the_link(tmp_path, wan, message):
     proc = check(tmp_path, wan)

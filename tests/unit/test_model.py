@@ -104,20 +104,39 @@ def test_a_client_in_each_broker_dc_sets_client_rack_to_it_and_carries_no_creden
     assert cluster()["client"] == {"protocol": "SASL_SSL", "ca": "/srv/pki/trusted.pem", "mechanism": "SCRAM-SHA-512"}
 
 
-def test_the_admin_connection_uses_the_admin_certificate_with_the_extra_settings_over_it():
-    admin = cluster(admin_client_config={"request_timeout_ms": 60000, "ssl_check_hostname": False})["admin"]
+def test_the_admin_connection_uses_the_admin_certificate_with_the_extra_settings_beside_it():
+    admin = cluster(admin_client_config={"request_timeout_ms": 60000, "api_version_auto_timeout_ms": 5000})["admin"]
     assert admin == {
         "bootstrap_servers": "b1:9091,b2:9091,b3:9091,b4:9091",
         "bootstrap_controllers": "c1:9093,c2:9093,10.0.3.10:9093",
         "client_config": {
             "security_protocol": "SSL",
             "ssl_cafile": "/srv/pki/trusted.pem",
-            "ssl_check_hostname": False,
+            "ssl_check_hostname": True,
             "ssl_certfile": "/srv/pki/admin.crt",
             "ssl_keyfile": "/srv/pki/admin.key",
             "request_timeout_ms": 60000,
+            "api_version_auto_timeout_ms": 5000,
         },
     }
+
+
+@pytest.mark.parametrize(
+    ("key", "owner"),
+    [
+        ("ssl_check_hostname", "the roles (hostname verification stays on)"),
+        ("security_protocol", "kafka_adminclient_listener's protocol in kafka_listeners"),
+        ("ssl_cafile", "kafka_tls_pki_dir (the CAs the cluster trusts)"),
+        ("ssl_context", "kafka_adminclient_listener and kafka_tls_pki_dir (the admin connection's TLS)"),
+        ("ssl_ciphers", "kafka_adminclient_listener and kafka_tls_pki_dir (the admin connection's TLS)"),
+        ("sasl_mechanism", "the roles (the admin runner authenticates with its certificate, never SASL)"),
+        ("bootstrap_servers", "the inventory's brokers on kafka_adminclient_listener"),
+    ],
+)
+def test_extra_admin_settings_that_would_override_a_derived_one_are_refused_naming_the_key(key, owner):
+    with pytest.raises(model.ModelError) as refused:
+        cluster(admin_client_config={"request_timeout_ms": 60000, key: "x"})
+    assert str(refused.value) == f"kafka_adminclient_config sets {key}, which the roles derive from {owner}"
 
 
 def test_super_users_are_every_node_the_admin_and_the_declared_ones():

@@ -13,6 +13,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.placement import (
     ideal,
     moved_replicas,
     place,
+    sound,
     violations,
 )
 
@@ -88,13 +89,14 @@ def test_growing_the_partition_count_moves_nothing(shape, extra):
 
 @settings(max_examples=150, deadline=None)
 @given(shapes, st.sampled_from(["east", "west"]))
-def test_adding_a_broker_moves_few_replicas(shape, dc):
+def test_adding_a_broker_moves_nothing_until_balancing_which_moves_few_replicas(shape, dc):
     n_a, n_b, rf, partitions = shape
     assume((n_a if dc == "east" else n_b) < 8)
     b = brokers(n_a, n_b)
     before = place(b, rf, partitions)
     grown = {k: [*v, max(v) + 1] if k == dc else v for k, v in b.items()}
-    after = place(grown, rf, partitions, current=before)
+    assert place(grown, rf, partitions, current=before) == before, "a converge balanced by itself"
+    after = place(grown, rf, partitions, current=before, balance=True)
     assert violations(after, grown) == []
     moved = moved_replicas(before, after)
     # Every replica the new broker holds must be copied to it; and reusing the
@@ -106,11 +108,12 @@ def test_adding_a_broker_moves_few_replicas(shape, dc):
     assert moved == new_broker_replicas
 
 
-def test_adding_a_broker_to_ten_thousand_partitions_copies_only_the_new_brokers_share():
+def test_balancing_ten_thousand_partitions_onto_a_new_broker_copies_only_its_share():
     b = brokers(4, 4)
     before = place(b, 4, 10_000)
     grown = {"east": [*b["east"], 104], "west": b["west"]}
-    after = place(grown, 4, 10_000, current=before)
+    assert place(grown, 4, 10_000, current=before) == before, "a converge moves nothing onto the new broker"
+    after = place(grown, 4, 10_000, current=before, balance=True)
     assert violations(after, grown) == []
     # DC east holds 20,000 replicas: 4,000 per broker once the fifth joins.
     assert moved_replicas(before, after) == 4_000
@@ -205,3 +208,70 @@ def test_a_topic_placed_with_the_clusters_load_starts_where_the_cluster_is_light
     load = cluster_load([{0: ["A1", "A2", "B1", "B2"], 1: ["A1", "A2", "B2", "B1"]}])
     # A leads twice already: B leads first, and A's leader is the one that leads nothing yet.
     assert place(b, 4, 2, load=load) == {0: ["B1", "B2", "A2", "A1"], 1: ["A2", "A1", "B2", "B1"]}
+
+
+# -- a converge: a partition that meets the rules keeps its replicas, whatever the other topics hold ----------
+
+
+def some_load(b, rnd, topics=6):
+    """What a few other topics, laid out one after another against the cluster, put on the brokers."""
+    load = cluster_load([])
+    for _ in range(rnd.randint(0, topics)):
+        add_load(load, place(b, 4, rnd.randint(1, 12), load=load))
+    return load
+
+
+def damaged(layout, b, rf, rnd):
+    """layout with some partitions off the rules: a broker gone, a DC's replicas apart, a replica short or extra."""
+    out = {p: list(r) for p, r in layout.items()}
+    every = b["east"] + b["west"]
+    for p in rnd.sample(sorted(out), k=rnd.randint(0, len(out))):
+        kind = rnd.choice(["gone", "striped", "short", "extra", "kept"])
+        r = out[p]
+        if kind == "gone":
+            r[rnd.randrange(rf)] = 999
+        elif kind == "striped" and rf >= 4:
+            east, west = [x for x in r if x in b["east"]], [x for x in r if x in b["west"]]
+            r[:] = [x for pair in zip(east, west, strict=False) for x in pair] + east[len(west) :] + west[len(east) :]
+        elif kind == "short":
+            r.pop()
+        elif kind == "extra" and len(every) > rf:
+            r.append(rnd.choice([x for x in every if x not in r]))
+    return out
+
+
+@settings(max_examples=100, deadline=None)
+@given(shapes, st.randoms(use_true_random=False))
+def test_a_converge_keeps_a_layout_that_meets_the_rules_whatever_the_other_topics_hold(shape, rnd):
+    n_a, n_b, rf, partitions = shape
+    b = brokers(n_a, n_b)
+    laid_out = place(b, rf, partitions, load=some_load(b, rnd))
+    assert violations(laid_out, b) == []
+    assert place(b, rf, partitions, current=laid_out, load=some_load(b, rnd)) == laid_out
+
+
+@settings(max_examples=120, deadline=None)
+@given(shapes, st.randoms(use_true_random=False))
+def test_a_converge_copies_only_into_partitions_off_the_rules_never_reads_the_load_and_is_final(shape, rnd):
+    n_a, n_b, rf, partitions = shape
+    b = brokers(n_a, n_b)
+    current = damaged(place(b, rf, partitions, load=some_load(b, rnd)), b, rf, rnd)
+    after = place(b, rf, partitions, current=current, load=some_load(b, rnd))
+    assert after == place(b, rf, partitions, current=current), "the other topics' load changed the layout"
+    for p, replicas in current.items():
+        if sound(replicas, rf, b):
+            assert set(after[p]) == set(replicas), f"partition {p} met the rules and had its replicas moved"
+    assert all(sound(r, rf, b) for r in after.values())
+    assert not [v for v in violations(after, b) if "partition" in v]
+    assert place(b, rf, partitions, current=after) == after, "a second converge changed the topic"
+
+
+def test_the_reported_move_is_gone():
+    """load-7 met every rule; a converge after other topics came and went rewrote one of its partitions."""
+    b = {"dc1": [1001, 1002, 1003], "dc2": [2001, 2002]}
+    topic = {
+        0: [1003, 1002, 2002, 2001], 1: [2002, 2001, 1003, 1001], 2: [1002, 1003, 2001, 2002],
+        3: [2001, 2002, 1001, 1003], 4: [1001, 1002, 2002, 2001], 5: [2002, 2001, 1003, 1002],
+    }  # fmt: skip
+    assert violations(topic, b) == []
+    assert place(b, 4, 6, current=topic, load=cluster_load([{0: [1001, 1002, 2001, 2002]}])) == topic

@@ -1,7 +1,13 @@
 """server.properties composition: stretch defaults, listeners by role, overrides."""
 
+import shutil
+import subprocess
+from pathlib import Path
+
+import jinja2
 import pytest
 
+from ansible_collections.stretch.kafka.plugins.filter.kafka_config import FilterModule
 from ansible_collections.stretch.kafka.plugins.module_utils.nodes import bootstrap, node_records
 from ansible_collections.stretch.kafka.plugins.module_utils.properties import server_properties
 
@@ -26,6 +32,7 @@ def records(groups=GROUPS, listeners=None):
 
 
 CONTROLLERS = records()[:3]
+FILTERS = FilterModule().filters()
 
 
 def cluster(**overrides):
@@ -172,3 +179,121 @@ def test_the_operator_overrides_a_wan_default():
     props = server_properties(node("broker"), c)
     assert props["replica.fetch.wait.max.ms"] == "500"
     assert props["socket.send.buffer.bytes"] == "1048576"
+
+
+# -- the file as Kafka reads it ---------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+TEMPLATES = REPO / "roles/kafka_node/templates/etc/kafka"
+# java.util.Properties.load(InputStream), as Kafka's Utils.loadProps reads server.properties (ISO 8859-1),
+# printing each key and value as the hex of its UTF-16 code units.
+READER = """
+import java.io.*;
+import java.util.*;
+
+public class Read {
+    static String hex(String s) {
+        StringBuilder out = new StringBuilder();
+        for (char c : s.toCharArray()) out.append(String.format("%04x", (int) c));
+        return out.toString();
+    }
+
+    public static void main(String[] args) throws Exception {
+        Properties props = new Properties();
+        try (InputStream in = new FileInputStream(args[0])) { props.load(in); }
+        for (String key : props.stringPropertyNames()) System.out.println(hex(key) + " " + hex(props.getProperty(key)));
+    }
+}
+"""
+
+
+def java_loads(text, tmp_path):
+    """{key: value} of text written as UTF-8 (as Ansible writes a file) and read back by Java's Properties.load."""
+    java = shutil.which("java")
+    if not java:
+        pytest.fail("java not found: run `make setup-python` (testbed/setup-host.sh installs the JDK)")
+    (tmp_path / "Read.java").write_text(READER)
+    (tmp_path / "server.properties").write_bytes(text.encode("utf-8"))
+    proc = subprocess.run(
+        [java, str(tmp_path / "Read.java"), str(tmp_path / "server.properties")],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    found = {}
+    for line in proc.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        found[bytes.fromhex(key).decode("utf-16-be")] = bytes.fromhex(value).decode("utf-16-be")
+    return found
+
+
+def render_template(name, **variables):
+    """A kafka_node template rendered as Ansible renders it (trim_blocks), with the collection's filter."""
+    env = jinja2.Environment(trim_blocks=True, undefined=jinja2.StrictUndefined)
+    env.filters["stretch.kafka.java_properties"] = FILTERS["java_properties"]
+    return env.from_string((TEMPLATES / name).read_text()).render(**variables)
+
+
+def server_file(props, dc="dc1"):
+    this = {"node_id": 101, "roles": ["broker"], "dc": dc}
+    return render_template("server.properties.j2", kafka_node_server_config=props, kafka_this_node=this)
+
+
+def test_a_value_holding_a_line_break_cannot_add_a_setting_of_its_own(tmp_path):
+    smuggled = "8\nallow.everyone.if.no.acl.found=true\nsuper.users=User:mallory"
+    props = server_properties(node("broker"), cluster(broker_properties={"num.io.threads": smuggled}))
+    read = java_loads(server_file(props), tmp_path)
+    assert read["num.io.threads"] == smuggled
+    assert read["allow.everyone.if.no.acl.found"] == "false"
+    assert read["super.users"] == "User:c1;User:kafka-admin"
+    assert read == props
+
+
+def test_keys_and_values_read_back_as_written_whatever_they_hold(tmp_path):
+    settings = {
+        "backslash": "C:\\kafka\\data\\",
+        "lines": "one\ntwo\r\nthree\tfour\ffive",
+        "leading": "  two spaces first",
+        "separators": "a=b:c d#e!f",
+        "latin": "zürich",
+        "beyond.latin": "kraków € 東京 🚀",
+        "odd key=with:all #the! syntax": "v",
+        "#comment-like": "kept",
+        "!bang": "kept",
+        "empty": "",
+        "trailing.backslash": "\\",
+        "controls": "\x00\x07\x1b\x7f\x85",
+    }
+    text = FILTERS["java_properties"](settings, ["a comment\nwith a line break", "ü"])
+    assert all(line.isascii() for line in text.splitlines() if not line.startswith("#"))
+    assert java_loads(text, tmp_path) == settings
+
+
+def test_printable_values_come_out_as_they_are_so_running_nodes_see_no_change():
+    props = server_properties(node("broker"), cluster())
+    text = server_file(props)
+    assert text.splitlines()[:2] == [
+        "# Managed by Ansible (role kafka_node): local changes are overwritten.",
+        "# Node 101 (broker) in DC dc1.",
+    ]
+    body = [line for line in text.splitlines() if not line.startswith("#")]
+    assert body == [f"{k}={v}" for k, v in sorted(props.items(), key=lambda kv: kv[0].lower())]
+
+
+def test_a_comment_holding_a_line_break_stays_a_comment(tmp_path):
+    text = server_file(server_properties(node("broker"), cluster()), dc="dc1\nallow.everyone.if.no.acl.found=true")
+    assert "# allow.everyone.if.no.acl.found=true" in text
+    assert java_loads(text, tmp_path)["allow.everyone.if.no.acl.found"] == "false"
+
+
+def test_the_tools_file_writes_its_comment_and_settings_through_the_same_writer():
+    text = render_template(
+        "tool.properties.j2",
+        kafka_node_tool_file_properties={"security.protocol": "SSL", "ssl.keystore.location": "/etc/kafka/tls/k.pem"},
+        kafka_node_tool_file_header="How the tools connect\n  kafka-configs --bootstrap-server HOST:PORT",
+    )
+    assert text == (
+        "# Managed by Ansible (role kafka_node): local changes are overwritten.\n"
+        "# How the tools connect\n"
+        "#   kafka-configs --bootstrap-server HOST:PORT\n"
+        "security.protocol=SSL\n"
+        "ssl.keystore.location=/etc/kafka/tls/k.pem\n"
+    )

@@ -48,6 +48,20 @@ def test_super_users_are_every_node_and_the_admin():
     )
 
 
+def test_a_principal_super_users_could_not_hold_as_itself_is_refused_naming_its_variable():
+    records = [{"host": "b1", "principal": "b1"}, {"host": "b2", "principal": "b2;User:mallory"}]
+    assert security.principal_problems(records, "kafka-admin\nx", ["ops", "ops;User:eve"]) == [
+        f"{where}={value!r} cannot go into super.users, which separates principals with ';': "
+        "a principal holds no ';' and no control character"
+        for where, value in (
+            ("b2: kafka_tls_principal", "b2;User:mallory"),
+            ("kafka_adminclient_principal", "kafka-admin\nx"),
+            ("kafka_super_users[1]", "ops;User:eve"),
+        )
+    ]
+    assert security.principal_problems(records[:1], "CN with spaces, O=Org", ["User:ops"]) == []
+
+
 def test_each_client_library_gets_its_own_spelling_of_one_description():
     client = {"protocol": "SASL_SSL", "ca": "/ca.pem", "username": "u", "password": "p", "mechanism": "SCRAM-SHA-512"}
     assert security.librdkafka(client) == {

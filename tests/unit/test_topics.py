@@ -7,6 +7,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.topics import (
     TopicError,
     is_empty,
     normalize,
+    off_balance,
     plan,
     summary,
     throttle_plan,
@@ -47,10 +48,45 @@ def test_config_drift_is_set_back_and_undeclared_configs_are_removed_but_throttl
 
 
 def test_growing_a_topic_adds_placed_partitions_and_moves_nothing():
-    current = {"orders": existing(placement.ideal(BROKERS, 4, 4))}
-    changes = plan(declared({"name": "orders", "partitions": 8}), current, BROKERS)
-    assert changes["grow"] == {"orders": {"count": 8, "assignments": placement.ideal(BROKERS, 4, 8)[4:]}}
+    before = placement.ideal(BROKERS, 4, 4)
+    changes = plan(declared({"name": "orders", "partitions": 8}), {"orders": existing(before)}, BROKERS)
+    assert changes["grow"]["orders"]["count"] == 8
     assert not changes["reassign"]
+    assert not placement.violations(dict(enumerate(before + changes["grow"]["orders"]["assignments"])), BROKERS)
+
+
+THREE_AND_TWO = {"dc1": [1001, 1002, 1003], "dc2": [2001, 2002]}
+
+
+@pytest.mark.parametrize("brokers", [BROKERS, THREE_AND_TWO], ids=["2+2", "3+2"])
+def test_a_topic_placed_among_others_is_left_alone_once_they_are_gone(brokers):
+    """A converge made the topic against an undeclared topic's load; that topic went; the next converge moves
+    nothing."""
+    first, second = sorted(brokers)
+    crowd = existing([[brokers[first][0], brokers[first][1], brokers[second][0], brokers[second][1]]] * 12)
+    orders = declared({"name": "orders", "partitions": 6})
+    created = plan(orders, {"crowd": crowd}, brokers)["create"]["orders"]["assignment"]
+    assert not placement.violations(created, brokers)
+    now = {"orders": existing([created[p] for p in sorted(created)])}
+    assert is_empty(plan(orders, now, brokers)), summary(plan(orders, now, brokers), now)
+    # Nor does another undeclared topic coming change the declared one.
+    other = existing(placement.ideal(brokers, 4, 7))
+    assert is_empty(plan(orders, {**now, "other": other}, brokers))
+
+
+def test_a_broker_added_gets_no_replica_until_balancing_is_asked_for_and_is_named_meanwhile():
+    before = {"orders": existing(placement.ideal({"dc1": [1001, 1002], "dc2": [2001, 2002]}, 4, 8))}
+    orders = declared({"name": "orders", "partitions": 8})
+    converge = plan(orders, before, THREE_AND_TWO)
+    assert is_empty(converge)
+    assert off_balance(before, converge, THREE_AND_TWO, ["orders"]) == {
+        "orders": ["preferred leaders per broker in DC dc1 differ by more than 1: [2, 2, 0]"]
+    }
+    balanced = plan(orders, before, THREE_AND_TWO, balance=True)
+    moves = balanced["reassign"]["orders"]
+    assert moves
+    assert all(set(r) - set(before["orders"]["partitions"][p]) == {1003} for p, r in moves.items())
+    assert off_balance(before, balanced, THREE_AND_TWO, ["orders"]) == {}
 
 
 def test_kafkas_alternating_placement_is_moved_onto_the_dc_grouped_one_without_copying_data():

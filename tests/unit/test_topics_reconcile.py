@@ -171,3 +171,36 @@ def test_a_throttle_the_cluster_refuses_to_remove_fails_the_run_naming_it():
     with pytest.raises(TopicError, match=r"could not be removed.*topic legacy: timed out"):
         run(admin, {"name": "legacy", "partitions": 2})
     assert admin.broker_cfg == {b["node_id"]: {} for b in BROKERS}, "the brokers' rates were not removed"
+
+
+class GrownAdmin(FakeAdmin):
+    """The fake cluster with a third dc1 broker, 103, registered: one the topics hold no replica on yet."""
+
+    def brokers(self):
+        return {**super().brokers(), 103: {"dc": "dc1", "fenced": False}}
+
+
+GROWN = [*BROKERS, {"node_id": 103, "dc": "dc1"}]
+
+
+def test_balancing_is_asked_for_shown_in_check_mode_and_only_then_copies():
+    admin = GrownAdmin({"orders": dict(enumerate(placement.ideal({"dc1": [101, 102], "dc2": [201, 202]}, 4, 8)))})
+    declared = normalize([{"name": "orders", "partitions": 8}], 4)
+    converge = reconcile(admin, declared, GROWN, OPTIONS, diff=True)
+    assert not converge["changed"]
+    assert converge["changes"] == []
+    assert admin.writes == []
+    assert converge["unbalanced"] == {
+        "orders": ["preferred leaders per broker in DC dc1 differ by more than 1: [2, 2, 0]"]
+    }
+    balance = dict(OPTIONS, balance=True)
+    shown = reconcile(admin, declared, GROWN, balance, check_mode=True, diff=True)
+    assert shown["changed"]
+    assert shown["moved_replicas"] > 0
+    assert all(line.startswith("reassign orders-") for line in shown["changes"])
+    assert admin.writes == [], "check mode moved a replica"
+    done = reconcile(admin, declared, GROWN, balance, diff=True)
+    assert done["changes"] == shown["changes"]
+    assert done["reassigned"]
+    assert done["unbalanced"] == {}
+    assert reconcile(admin, declared, GROWN, OPTIONS)["changed"] is False

@@ -3,7 +3,12 @@
 import pytest
 
 from ansible_collections.stretch.kafka.plugins.module_utils.nodes import listener_record
-from ansible_collections.stretch.kafka.plugins.module_utils.topology import summary, validate
+from ansible_collections.stretch.kafka.plugins.module_utils.topology import (
+    check_declarations,
+    min_insync_problems,
+    summary,
+    validate,
+)
 
 GOOD_PROPS = {
     "default.replication.factor": "4",
@@ -230,6 +235,49 @@ def test_dc_names_that_differ_only_in_case_are_refused():
     assert any("kafka_dc values differ only in case or spacing: 'DC1' (dc1-controller0); 'dc1'" in e for e in errors)
 
 
+@pytest.mark.parametrize(
+    "dc",
+    ["dc1\nallow.everyone.if.no.acl.found=true", "zürich", " dc1", "dc 1", "dc1#", "dc1=x", "dc1\\"],
+    ids=["a line break", "beyond ASCII", "a leading space", "a space", "a comment mark", "a separator", "a backslash"],
+)
+def test_a_dc_name_outside_the_safe_set_is_refused_naming_the_host_and_the_value(dc):
+    nodes = cluster()
+    nodes[-1]["dc"] = dc
+    errors = validate(nodes)
+    assert (
+        f"dc2-broker1: kafka_dc={dc!r} is not a DC name the roles can write: use letters, digits, '.', '_' and '-'"
+        in " ".join(errors)
+    ), errors
+
+
+def test_dc_names_of_the_safe_set_pass():
+    assert validate(cluster(dcs=("fra-1", "ams_2", "eu.west.3"))) == []
+
+
+@pytest.mark.parametrize("host", ["b1.dc1\nsuper.users=User:x", "b1 dc1", "brøker", "b1:9092", "[2001:db8::1"])
+def test_an_advertised_address_outside_the_safe_set_is_refused(host):
+    nodes = with_endpoints(cluster())
+    nodes[-1]["listeners"] = {"CLIENT": listener_record("CLIENT", host, {"port": 9092, "protocol": "SASL_SSL"})}
+    assert f"dc2-broker1: its advertised address {host!r} (kafka_advertised_host, or the inventory name) is not" in (
+        " ".join(validate(nodes))
+    )
+
+
+@pytest.mark.parametrize("host", ["b1.dc1.example", "10.0.1.11", "[2001:db8::1]", "b_1-x"])
+def test_advertised_host_names_and_addresses_pass(host):
+    nodes = with_endpoints(cluster())
+    nodes[-1]["listeners"] = {"CLIENT": listener_record("CLIENT", host, {"port": 9092, "protocol": "SASL_SSL"})}
+    assert validate(nodes) == []
+
+
+def test_a_bind_host_outside_the_safe_set_is_refused():
+    listeners = {"A": {"port": 9092, "protocol": "SSL", "bind_host": "0.0.0.0\nx=y"}}
+    assert "kafka_listeners.A.bind_host='0.0.0.0\\nx=y' is not a host name" in " ".join(
+        validate(cluster(), listeners=listeners)
+    )
+    assert validate(cluster(), listeners={"A": {"port": 9092, "protocol": "SSL", "bind_host": "[::]"}}) == []
+
+
 def test_a_host_in_two_dc_groups_is_ambiguous():
     nodes = cluster()
     groups = {
@@ -318,3 +366,41 @@ def test_relative_or_missing_data_directories_are_refused():
     errors = " ".join(validate(nodes))
     assert "dc2-broker1: 'data/kafka' is not an absolute path" in errors
     assert "dc2-broker0: kafka_node_log_dirs is empty" in errors
+
+
+# -- min.insync.replicas of 1: only by the operator's opt-in ----------------------------------
+
+ONE_REPLICA = "an acks=all write would be acknowledged by one replica alone and lost with its broker"
+
+
+@pytest.mark.parametrize(
+    "variable", ["kafka_min_insync_replicas", "kafka_ops_failover_min_insync_replicas", "kafka_admin_min_isr_target"]
+)
+def test_a_min_insync_replicas_of_one_is_refused_naming_its_variable_unless_accepted(variable):
+    assert min_insync_problems({variable: 1}) == [
+        f"{variable}=1: {ONE_REPLICA}; set it to 2 or more, or set kafka_min_insync_replicas_one_opt_in: true "
+        "to accept that"
+    ]
+    assert min_insync_problems({variable: "1"}, opt_in=True) == []
+    assert min_insync_problems({variable: 2}) == min_insync_problems({variable: 3}) == []
+
+
+@pytest.mark.parametrize("value", [0, -1, "two", True])
+def test_a_min_insync_replicas_below_one_is_refused_even_with_the_opt_in(value):
+    assert min_insync_problems({"kafka_min_insync_replicas": value}, opt_in=True) == [
+        f"kafka_min_insync_replicas={value!r} is not a positive whole number"
+    ]
+
+
+def test_the_inventory_and_the_declarations_judge_their_min_insync_replicas():
+    assert f"kafka_min_insync_replicas=1: {ONE_REPLICA}" in " ".join(
+        validate(cluster(), min_insync_replicas={"kafka_min_insync_replicas": 1})
+    )
+    assert validate(cluster(), min_insync_replicas={"kafka_min_insync_replicas": 1}, min_insync_opt_in=True) == []
+    topic = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 1}}]
+    found = check_declarations(cluster(), topic, 4, [], None, min_insync_replicas={"kafka_admin_min_isr_target": 2})
+    assert found == [
+        f"kafka_topics: topic 'orders': min.insync.replicas=1: {ONE_REPLICA}; set it to 2 or more, or set "
+        "kafka_min_insync_replicas_one_opt_in: true to accept that"
+    ]
+    assert check_declarations(cluster(), topic, 4, [], None, min_insync_opt_in=True) == []

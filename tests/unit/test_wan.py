@@ -1,6 +1,8 @@
 """The testbed's WAN as data (stretch/wan/links.py): the inventory's list, its refusals, and the packet schedule."""
 
 import itertools
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -69,6 +71,16 @@ def test_queue_numbers_depend_only_on_the_dcs():
         ({"from": "dc1", "delay_ms": 5}, "name its DCs with between"),
         ({"between": ["dc1", "dc2"], "from": "dc1", "to": "dc2"}, "either between"),
         ({"between": ["dc1", "dc2"], "delay_ms": "15ms"}, "delay_ms must be a number of ms, not '15ms'"),
+        ({"between": ["dc1", "dc2"], "delay_ms": float("nan")}, "testbed_wan[0]: delay_ms nan is not a finite number"),
+        ({"between": ["dc1", "dc2"], "delay_ms": float("inf")}, "testbed_wan[0]: delay_ms inf is not a finite number"),
+        (
+            {"between": ["dc1", "dc2"], "delay_ms": 5, "jitter_ms": float("nan")},
+            "testbed_wan[0]: jitter_ms nan is not a finite number",
+        ),
+        (
+            {"between": ["dc1", "dc2"], "delay_ms": 5, "rate_mbit": float("inf")},
+            "testbed_wan[0]: rate_mbit inf is not a finite number",
+        ),
         ({"between": ["dc1", "dc2"], "delay": 15}, "unknown key(s) delay"),
         ("dc1-dc2: 15", "a link is a mapping"),
     ],
@@ -85,6 +97,24 @@ def test_every_problem_is_listed_at_once():
     assert str(refused.value).count("\n- ") == 2
     with pytest.raises(WanError, match="must be a list"):
         links({"dc1": 5}, DCS)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rtt", "nan"], "set --rtt: rtt_ms nan is not a finite number"),
+        (["--rtt", "30", "--tiebreaker-rtt", "inf"], "set --tiebreaker-rtt: rtt_ms inf is not a finite number"),
+        (["--rtt", "-1"], "set --rtt: rtt_ms -1.0 is negative"),
+    ],
+)
+def test_set_refuses_a_round_trip_that_is_not_a_finite_number_before_touching_the_wan(args, message, tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "stretch.wan", "set", "--state-dir", str(tmp_path), *args],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_with_rtt_halves_the_round_trip_and_keeps_the_rest():

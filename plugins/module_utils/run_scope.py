@@ -1,0 +1,103 @@
+"""What ansible-playbook --limit may narrow each of the collection's playbooks to.
+
+A limit narrows every play of a run, and a play none of whose hosts is left
+is skipped without a word. The cluster-wide plays run on the first broker
+(kafka_brokers[0]): the release guard, the restart plan, the readiness wait,
+the declared topics, users and quotas, a failover's checks. A limit that
+leaves that broker out skips them all and the run still ends ok: a release
+older than the finalized features installed unguarded, changed configuration
+on disk with no restart, no readiness check. So each playbook says here which
+limits it takes, and playbooks/run_scope.yml refuses any other before a host
+is touched:
+
+    FIRST_BROKER  a limit must keep kafka_brokers[0];
+    SPARK_HOSTS   one that keeps no Kafka node (Spark hosts only) is fine too;
+    NONE          no limit at all: the playbook chooses its nodes by its own variables;
+    ANY           any limit: the playbook has no cluster-wide play to lose.
+"""
+
+from __future__ import annotations
+
+FIRST_BROKER = "first_broker"
+SPARK_HOSTS = "spark_hosts"
+NONE = "none"
+ANY = "any"
+
+# playbook: (the limits it takes, what a limit leaving the first broker out would skip,
+#            how to narrow it instead)
+PLAYBOOKS = {
+    "preflight": (ANY, "", ""),
+    "spark": (ANY, "", ""),
+    "site": (
+        FIRST_BROKER,
+        "the release guard, the restart of nodes whose configuration changed, the readiness wait and the "
+        "declared topics, users and quotas",
+        "playbooks/spark.yml converges the Spark hosts alone",
+    ),
+    "features": (FIRST_BROKER, "the finalization of the features", ""),
+    "topics": (FIRST_BROKER, "the reconcile of the declared topics", ""),
+    "quotas": (FIRST_BROKER, "the reconcile of the quotas and the replication throttle", ""),
+    "users": (FIRST_BROKER, "the reconcile of the SCRAM users and the ACLs", ""),
+    "status": (FIRST_BROKER, "the readiness wait and the report", ""),
+    "smoke_test": (FIRST_BROKER, "the smoke test", ""),
+    "monitoring": (FIRST_BROKER, "the Prometheus targets and rules", ""),
+    "streaming": (
+        SPARK_HOSTS,
+        "the read of the job's settings from the cluster",
+        "a limit to Spark hosts alone (e.g. --limit dc2-spark) narrows the job to their DCs",
+    ),
+    "rolling_restart": (
+        NONE,
+        "the nodes its plan queues, with the plan still showing them",
+        "choose the nodes with kafka_ops_restart_hosts or kafka_ops_restart_dcs",
+    ),
+    "dc_failover": (NONE, "the DC's nodes or the writability check", "choose the DC with kafka_ops_failover_dc"),
+    "dc_recovery": (NONE, "the DC's nodes or the catch-up and restore", "choose the DC with kafka_ops_failover_dc"),
+    "controllers": (
+        NONE,
+        "the controller that joins or leaves, or the checks of the quorum",
+        "choose the controller with kafka_ops_quorum_controller",
+    ),
+    "brokers": (NONE, "the drain, the stop or the unregistration", "choose the broker with kafka_ops_retire_broker"),
+    "rotate_certificates": (
+        NONE,
+        "nodes, which would keep certificates the next step no longer trusts",
+        "a rotation reaches every node: run each step on the whole inventory",
+    ),
+}
+
+
+def limit_problem(playbook, limit, run_hosts, groups, controllers_group, brokers_group):
+    """Why this run's --limit would skip plays the playbook needs; '' when it would not.
+
+    playbook: the playbook's name (a key of PLAYBOOKS; None or '' for
+    preflight.yml run alone). limit: ansible-playbook's --limit, None without
+    one. run_hosts: the hosts the run targets, the limit applied (a play over
+    all:localhost has them as ansible_play_hosts_all). groups: the
+    inventory's {group: [hosts]}. Fails closed: a playbook not in PLAYBOOKS
+    is refused.
+    """
+    name = playbook or "preflight"
+    if name not in PLAYBOOKS:
+        return f"kafka_run_playbook={playbook!r} is not one of the collection's playbooks ({', '.join(PLAYBOOKS)})"
+    policy, skipped, instead = PLAYBOOKS[name]
+    if limit is None or policy == ANY:
+        return ""
+    if policy == NONE:
+        return (
+            f"{name}.yml takes no --limit: --limit {limit!r} would skip {skipped}, and the run would still end ok; "
+            f"{instead}"
+        )
+    first = (groups.get(brokers_group) or [None])[0]
+    run = set(run_hosts)
+    if first in run:
+        return ""
+    kafka_nodes = set(groups.get(controllers_group) or ()) | set(groups.get(brokers_group) or ())
+    if policy == SPARK_HOSTS and not run & kafka_nodes:
+        return ""
+    also = f"; or {instead}" if instead else ""
+    return (
+        f"--limit {limit!r} leaves out {first} ({brokers_group}[0]), where {name}.yml runs {skipped}: those plays "
+        f"would be skipped and the run would still end ok. Keep {first} in the limit (--limit '{limit},{first}'), "
+        f"or run without --limit{also}"
+    )
