@@ -111,8 +111,11 @@ lint:
 	ruff check .
 	ruff format --check .
 
+# The plain-Python logic, the playbooks' refusals, and the kafka-group source's
+# own tests (a single-node broker from the testbed's Kafka archive and a
+# local SparkSession, started once, a few minutes).
 unit: collection
-	python -m pytest -p no:cacheprovider -q tests/unit tests/preflight
+	python -m pytest -p no:cacheprovider -q tests/unit tests/preflight packages/kafka-group-source/tests
 
 # One testbed: destroy, syntax, create, converge, idempotence, verify (the
 # smoke test, the integration tests, the drills), destroy.
