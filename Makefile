@@ -23,7 +23,7 @@ ARTIFACT := build/stretch-kafka-$(VERSION).tar.gz
 # Outside this checkout: under a git work tree ansible-test lists only the files git tracks.
 SANITY_ROOT := /tmp/stretch-kafka-sanity
 
-.PHONY: demo test setup setup-python setup-test-tools setup-testbed collection sanity up converge status smoke \
+.PHONY: demo test setup setup-python setup-test-tools setup-testbed wheels collection sanity up converge status smoke \
         verify drills down lint unit molecule \
         bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
         drill-upgrade drill-group drill-stream drill-active-active drill-active-active-short drill-oneway docs wan bench-wan \
@@ -44,20 +44,31 @@ setup-test-tools:
 	testbed/setup-test-tools.sh
 
 # The Kafka archive and jars from Maven Central, the Spark archive (from the
-# pinned pyspark), the streaming job's wheels from PyPI, and the node images
-# of the two Debian releases the testbed's nodes run.
+# pinned pyspark), the wheels the streaming jobs and the smoke test need from
+# PyPI and the project's own, and the node images of the two Debian releases
+# the testbed's nodes run.
 setup-testbed:
 	testbed/build-kafka-archive.sh
 	testbed/fetch-jars.sh
 	testbed/build-spark-archive.sh
 	testbed/fetch-wheels.sh
+	testbed/build-wheels.sh
 	testbed/build-image.sh bookworm
 	testbed/build-image.sh trixie
 
+# The project's own Python packages (packages/: the kafka-group source and the
+# smoke test) as wheels in testbed/dist/wheels, where the testbed's roles
+# install them from, as an operator's install them from a wheel directory or an
+# index. Rebuilt only when their sources changed; every run against the
+# testbed (through `collection`) has the wheels of this checkout.
+wheels:
+	testbed/build-wheels.sh
+
 # The stretch.kafka collection (galaxy.yml: what goes into it), built into
 # build/ and installed into the consumer project as an operator installs it.
-# Every run against the testbed uses that installed artifact.
-collection:
+# Every run against the testbed uses that installed artifact, and the wheels
+# of the packages its roles install.
+collection: wheels
 	ansible-galaxy collection build --force --output-path build .
 	cd $(CONSUMER) && ANSIBLE_CONFIG=ansible.cfg ansible-galaxy collection install --offline --force -r requirements.yml -p collections
 

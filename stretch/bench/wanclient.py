@@ -32,8 +32,8 @@ import time
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from kafka_group_source import read_client_config
 from stretch.loadtest import harness
-from stretch.smoke.checks import read_client_config
 
 HEADER = struct.Struct("!QQ")  # monotonic ns when produced, sequence
 

@@ -1,7 +1,8 @@
 """The smoke test against the running cluster: locality per DC, the control read, and bad input.
 
-Runs the smoke job that playbooks/smoke_test.yml runs (`python -m smoke` from the role's files), as the
-installed `stretch.smoke`, with each DC's Spark cluster's secret in a private file as the role writes it.
+Runs the smoke test that playbooks/smoke_test.yml runs (`python -m kafka_smoke`, the kafka-smoke package the
+role installs on its runner), installed here, with each DC's Spark cluster's secret in a private file as the
+role writes it.
 """
 
 import json
@@ -22,7 +23,7 @@ SMOKE_USER = "kafka-smoke"
 
 def smoke(cluster, tmp_path, *args, bootstrap=None, client_config_file=None):
     cmd = [
-        sys.executable, "-m", "stretch.smoke",
+        sys.executable, "-m", "kafka_smoke",
         "--bootstrap-servers", bootstrap or cluster.bootstrap_servers,
         "--spark-submit", os.path.join(os.path.dirname(sys.executable), "spark-submit"),
         "--jars", str(SPARK_JARS),

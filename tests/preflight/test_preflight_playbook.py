@@ -372,7 +372,10 @@ BAD = [
         "dc1-broker0, dc1-broker1, dc1-controller0, dc2-broker0 and 3 more: kafka_node_archive_checksum is not a "
         "sha512 digest: sha512:<128 hex digits>, found 64 characters",
     ),
-    (a_spark_download_without_checksum, "dc1-spark: spark_archive_checksum is empty: a download needs its checksum (sha256:<hex> or sha512:<hex>)"),
+    (
+        a_spark_download_without_checksum,
+        "dc1-spark: spark_archive_checksum is empty: a download needs its checksum (sha256:<hex> or sha512:<hex>)",
+    ),
     (a_spark_worker_with_a_bad_master_url, "dc1-spark: spark_master_url http://m1:8080 is not spark://host:port"),
     (a_spark_cluster_without_a_secret, "dc1-spark: spark_auth_secret is missing or empty: every DC's Spark cluster"),
     (a_spark_cluster_with_an_empty_secret, "dc1-spark: spark_auth_secret is missing or empty"),

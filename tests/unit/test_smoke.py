@@ -10,13 +10,9 @@ import pytest
 from confluent_kafka import Producer
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
-from ansible_collections.stretch.kafka.plugins.filter.spark_config import (
-    package_files,
-    smoke_spark_files,
-    smoke_spark_problems,
-)
-from stretch.smoke import checks, locality, netcount, records
-from stretch.smoke.run import dc_networks, parse_args, problems, spark_clusters
+from ansible_collections.stretch.kafka.plugins.filter.spark_config import smoke_spark_files, smoke_spark_problems
+from kafka_smoke import checks, locality, netcount, records, run, submit
+from kafka_smoke.run import dc_networks, parse_args, problems, spark_clusters
 
 METRICS = """# HELP kafka_server_brokertopicmetrics_bytesout_total Bytes out
 # TYPE kafka_server_brokertopicmetrics_bytesout_total counter
@@ -131,7 +127,7 @@ def test_local_master_needs_nothing(monkeypatch):
     def no_connection(*args):
         raise AssertionError(f"a local master needs no connection, yet {args} was tried")
 
-    monkeypatch.setattr(checks, "_reachable", no_connection)
+    monkeypatch.setattr(checks, "reachable", no_connection)
     assert checks.check_spark_master("local[2]") is None
     with pytest.raises(AssertionError, match="needs no connection"):
         checks.check_spark_master("spark://127.0.0.1:7077")
@@ -149,12 +145,6 @@ def test_dc_must_match_a_broker_rack():
     assert checks.check_dcs(["dc1", "dc2"], brokers) is None
     with pytest.raises(checks.SmokeError, match="DC 'DC1' matches no broker rack .*dc1, dc2"):
         checks.check_dcs(["DC1"], brokers)
-
-
-@pytest.mark.parametrize("bootstrap", ["", "nohostport", "127.0.0.1:1"])
-def test_bad_bootstrap_is_refused(bootstrap):
-    with pytest.raises(checks.SmokeError):
-        checks.check_bootstrap(bootstrap, timeout=1)
 
 
 def test_network_and_broker_counters_must_agree():
@@ -223,6 +213,16 @@ def test_routed_ruleset_counts_each_dc_pair_of_the_listeners_replies():
         netcount.parse_routed(listing, "t", ["dc1", "dc2"])
 
 
+def test_without_its_address_a_dcs_driver_is_reached_at_the_runners_address_toward_its_master(monkeypatch):
+    monkeypatch.setattr(run, "driver_address", {"spark://m1:7077": "10.1.0.1", "spark://m2:7077": "10.2.0.1"}.get)
+    a = cli(
+        "--dc-master=dc1=spark://m1:7077", "--dc-master=dc2=spark://m2:7077", "--dc-spark-conf=dc2:spark.driver.host=r2"
+    )
+    clusters = spark_clusters(a)
+    assert clusters["dc1"][1] == ["spark.driver.host=10.1.0.1"]
+    assert clusters["dc2"][1] == ["spark.driver.host=r2"]
+
+
 def test_received_ruleset_counts_what_a_host_gets_from_each_dcs_listeners_at_one_hook():
     rules = netcount.received_ruleset("t", {"dc2": "10.0.2.0/24", "dc1": "10.0.1.0/24"}, [9093, 9092])
     assert "counter from_dc1 { }" in rules
@@ -242,7 +242,8 @@ def cli(*extra):
     return parse_args(["--bootstrap-servers", "h:9093", "--dc", "dc1", "--dc", "dc2", *extra])
 
 
-def test_each_dcs_read_runs_on_its_own_cluster_and_the_control_read_on_the_first():
+def test_each_dcs_read_runs_on_its_own_cluster_and_the_control_read_on_the_first(monkeypatch):
+    monkeypatch.setattr(run, "driver_address", lambda master: "10.9.0.1")
     a = cli(
         "--dc-master=dc1=spark://m1:7077",
         "--dc-master=dc2=spark://m2:7077",
@@ -250,9 +251,10 @@ def test_each_dcs_read_runs_on_its_own_cluster_and_the_control_read_on_the_first
         "--dc-spark-properties=dc1=/p/dc1.properties",
         "--dc-spark-properties=dc2=/p/dc2.properties",
     )
-    assert spark_clusters(a) == {"dc1": ("spark://m1:7077", ["k=v"], "/p/dc1.properties"),
-                                 "dc2": ("spark://m2:7077", [], "/p/dc2.properties"),
-                                 None: ("spark://m1:7077", ["k=v"], "/p/dc1.properties")}  # fmt: skip
+    here = "spark.driver.host=10.9.0.1"
+    assert spark_clusters(a) == {"dc1": ("spark://m1:7077", ["k=v", here], "/p/dc1.properties"),
+                                 "dc2": ("spark://m2:7077", [here], "/p/dc2.properties"),
+                                 None: ("spark://m1:7077", ["k=v", here], "/p/dc1.properties")}  # fmt: skip
     assert spark_clusters(cli("--master", "local[3]")) == {dc: ("local[3]", [], None) for dc in ("dc1", "dc2", None)}
     local = cli("--master", "local[3]", "--spark-properties", "/p/default.properties")
     assert spark_clusters(local)[None] == ("local[3]", [], "/p/default.properties")
@@ -294,14 +296,18 @@ def test_dc_networks_need_every_dc_and_a_cluster_per_dc():
 
 
 def test_inventory_clusters_become_the_smoke_tests_arguments():
-    clusters = {"dc2": {"master": "spark://m2:7077"}, "dc1": {"master": "spark://m1:7077", "conf": ["a=b"]}}
-    assert smoke_cluster_args(clusters, {"dc1": "10.1.0.0/16"}, "/tmp/s") == [
+    clusters = {
+        "dc2": {"master": "spark://m2:7077", "hosts": ["w2"], "network": "10.2.0.0/16"},
+        "dc1": {"master": "spark://m1:7077", "conf": ["a=b"], "hosts": ["w1", "w1b"], "network": "10.1.0.0/16"},
+    }
+    assert smoke_cluster_args(clusters, "/tmp/s") == [
         "--spark-properties=/tmp/s/default.properties",
         "--dc-master=dc1=spark://m1:7077", "--dc-spark-conf=dc1:a=b", "--dc-spark-properties=dc1=/tmp/s/dc1.properties",
+        "--dc-network=dc1=10.1.0.0/16",
         "--dc-master=dc2=spark://m2:7077", "--dc-spark-properties=dc2=/tmp/s/dc2.properties",
-        "--dc-network=dc1=10.1.0.0/16"]  # fmt: skip
+        "--dc-network=dc2=10.2.0.0/16"]  # fmt: skip
     with pytest.raises(ValueError, match=r"kafka_smoke_spark_clusters\['dc1'\] needs a master"):
-        smoke_cluster_args({"dc1": {"conf": []}}, {}, "/tmp/s")
+        smoke_cluster_args({"dc1": {"conf": []}}, "/tmp/s")
 
 
 SPARK_SECRETS = {"dc1": "dc1-spark-secret-0123456789", "dc2": "dc2-spark-secret-9876543210"}
@@ -352,18 +358,23 @@ def test_the_kafka_clients_own_log_lines_go_to_the_log_file_not_to_stderr(tmp_pa
     assert "%" not in capfd.readouterr().err, "a librdkafka log line went to stderr, where the summary shows it"
 
 
-def test_package_files_copies_each_module_under_its_own_name_in_name_order():
-    entries = package_files(["/c/smoke/run.py", "/c/smoke/__init__.py"], "/opt/job/smoke", "root", "spark")
-    assert entries == [
-        {"file": "/c/smoke/__init__.py", "dest": "/opt/job/smoke/__init__.py", "owner": "root", "group": "spark",
-         "mode": "0644"},
-        {"file": "/c/smoke/run.py", "dest": "/opt/job/smoke/run.py", "owner": "root", "group": "spark",
-         "mode": "0644"},
-    ]  # fmt: skip
-
-
-def test_package_files_refuses_nothing_to_copy_and_two_files_of_one_name():
-    with pytest.raises(ValueError, match="no files to copy into /opt/job/smoke"):
-        package_files([], "/opt/job/smoke", "root", "spark")
-    with pytest.raises(ValueError, match="/b/run.py and /a/run.py would both be /opt/job/smoke/run.py"):
-        package_files(["/a/run.py", "/b/run.py"], "/opt/job/smoke", "root", "spark")
+def test_spark_submit_runs_with_its_own_spark_home_whatever_python_drives_it(tmp_path, monkeypatch):
+    # The role's smoke test runs from a virtualenv of its own, without pyspark: a pip-installed spark-submit would
+    # look for pyspark with that Python, unless SPARK_HOME names its install.
+    release = tmp_path / "spark-4.0.0"
+    (release / "bin").mkdir(parents=True)
+    (release / "jars").mkdir()
+    (release / "bin" / "spark-submit").touch()
+    (tmp_path / "spark-submit").symlink_to(release / "bin" / "spark-submit")
+    assert submit.spark_home(tmp_path / "spark-submit") == str(release)
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "spark-submit").touch()
+    (venv / "python").write_text("#!/bin/sh\necho /venv/lib/python3.11/site-packages/pyspark\n")
+    (venv / "python").chmod(0o755)
+    assert submit.spark_home(venv / "spark-submit") == "/venv/lib/python3.11/site-packages/pyspark"
+    assert submit.spark_home(tmp_path / "nowhere" / "spark-submit") is None
+    monkeypatch.delenv("SPARK_HOME", raising=False)
+    assert submit.submit_env(str(tmp_path / "spark-submit"))["SPARK_HOME"] == str(release)
+    monkeypatch.setenv("SPARK_HOME", "/opt/spark")
+    assert submit.submit_env(str(tmp_path / "spark-submit"))["SPARK_HOME"] == "/opt/spark"

@@ -7,15 +7,16 @@ in one DC and started in the other from the same checkpoint resumes where it
 stopped (one set of offsets across the stretch cluster).
 
 Each micro-batch is written by the driver (foreachBatch) to
-<sink>/batch-<id>.jsonl, replaced whole when Spark replays the batch after a
-restart, so the sink holds each batch exactly once. A row is
-[partition, offset, run, seq, bytes] (run and seq from a load-harness
+<sink>/batch-<id>.jsonl by the kafka-group source's sink helper
+(kafka_group_source.sink.BatchFiles), replaced whole when Spark replays the
+batch after a restart, so the sink holds each batch exactly once. A row is
+[topic, partition, offset, run, seq, bytes] (run and seq from a load-harness
 record; null for anything else). <sink>/batches.jsonl logs each batch as it
 is written: its id, its records, the wall time and the DC that wrote it.
-smoke.streamsink reads and judges the sink.
+stretch/streamsink.py judges the sink.
 
-    spark-submit --master spark://m1:7077 --jars <spark-sql-kafka jars> --py-files smoke.zip smoke/spark_app.py \
-        smoke.stream_job \
+    spark-submit --master spark://m1:7077 --jars <spark-sql-kafka jars> .../kafka_smoke/spark_app.py \
+        kafka_smoke.stream_job \
         --bootstrap-servers h:9093 --topic load --client-rack dc1 --client-config c.properties \
         --checkpoint /data/cp --sink /data/sink --stop-file /data/stop
 
@@ -25,12 +26,12 @@ Runs until the stop file exists (then stops after the batch in flight).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from pathlib import Path
 
-from .checks import read_client_config
+from kafka_group_source import read_client_config
+from kafka_group_source.sink import BatchFiles
+
 from .job import java_settings
 
 
@@ -46,22 +47,6 @@ def parse_args(argv=None):
     parser.add_argument("--trigger-seconds", type=float, default=2.0)
     parser.add_argument("--max-offsets-per-trigger", type=int, default=20000)
     return parser.parse_args(argv)
-
-
-def batch_writer(sink, rack):
-    sink.mkdir(parents=True, exist_ok=True)
-
-    def write(batch, batch_id):
-        rows = [[r["partition"], r["offset"], r["run"], r["seq"], r["bytes"]] for r in batch.collect()]
-        path = sink / f"batch-{batch_id:09d}.jsonl"
-        tmp = sink / f".batch-{batch_id:09d}.tmp"
-        tmp.write_text("".join(json.dumps(row) + "\n" for row in rows))
-        tmp.replace(path)
-        entry = {"batch": batch_id, "records": len(rows), "at": time.time(), "dc": rack}
-        with (sink / "batches.jsonl").open("a") as log:
-            log.write(json.dumps(entry) + "\n")
-
-    return write
 
 
 def main(argv=None):
@@ -85,6 +70,7 @@ def main(argv=None):
     fields = F.split(F.col("value").cast("string"), ":")
     harness = fields.getItem(0) == F.lit("LOAD")
     rows = reader.load().select(
+        "topic",
         "partition",
         "offset",
         F.when(harness, fields.getItem(1)).alias("run"),
@@ -92,7 +78,7 @@ def main(argv=None):
         F.length("value").alias("bytes"),
     )
     query = (
-        rows.writeStream.foreachBatch(batch_writer(Path(args.sink), args.client_rack))
+        rows.writeStream.foreachBatch(BatchFiles(Path(args.sink), dc=args.client_rack))
         .option("checkpointLocation", args.checkpoint)
         .trigger(processingTime=f"{args.trigger_seconds} seconds")
         .start()

@@ -4,60 +4,21 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
+# The client settings file and the bootstrap check are the kafka-group source's: one format for every client.
+from kafka_group_source import SettingError, read_client_config
+from kafka_group_source.checks import check_bootstrap, reachable
+
+__all__ = ["SettingError", "SmokeError", "check_bootstrap", "read_client_config"]
+
 
 class SmokeError(Exception):
     pass
-
-
-def read_client_config(path):
-    """{key: value} of a client properties file (key=value lines; # comments): where secrets are passed.
-
-    Settings come in a file, never on the command line, where any user of
-    the host could read them in the process list.
-    """
-    if not path:
-        return {}
-    config = {}
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise SmokeError(f"cannot read the client settings in {path}: {exc}") from exc
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith(("#", "!")):
-            key, sep, value = line.partition("=")
-            if not sep:
-                raise SmokeError(f"{path}: {line.split()[0]!r} is not a key=value line")
-            config[key.strip()] = value.strip()
-    return config
-
-
-def _reachable(host, port, timeout):
-    try:
-        with socket.create_connection((host, int(port)), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def check_bootstrap(bootstrap_servers, timeout=5):
-    """At least one bootstrap address must accept a connection."""
-    addresses = [a.strip() for a in bootstrap_servers.split(",") if a.strip()]
-    if not addresses:
-        raise SmokeError("no bootstrap servers given")
-    for address in addresses:
-        host, _sep, port = address.rpartition(":")
-        if not host or not port.isdigit():
-            raise SmokeError(f"bootstrap address {address!r} is not host:port")
-    if not any(_reachable(*a.rsplit(":", 1), timeout) for a in addresses):
-        raise SmokeError(f"no broker answers at the bootstrap address(es) {bootstrap_servers}")
 
 
 def cluster_view(bootstrap_servers, topic, client_config, timeout=15):
@@ -92,7 +53,7 @@ def check_spark_master(master, timeout=5):
     url = urlparse(master.removeprefix("k8s://"))
     if not url.hostname or not url.port:
         raise SmokeError(f"Spark master {master!r} has no host:port")
-    if not _reachable(url.hostname, url.port, timeout):
+    if not reachable(url.hostname, url.port, timeout):
         raise SmokeError(f"Spark master {master!r} cannot be reached at {url.hostname}:{url.port}")
 
 
@@ -110,7 +71,7 @@ def check_spark_properties(path):
         )
 
 
-CLIENT_LOGGER = "stretch.smoke.clients"
+CLIENT_LOGGER = "kafka_smoke.clients"
 
 
 def client_log(path):

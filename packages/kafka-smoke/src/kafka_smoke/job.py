@@ -3,9 +3,9 @@
 Run by spark-submit (deploy mode client, so the report lands beside the
 driver). It reads exactly the offsets the producer step wrote, with
 kafka.client.rack set to the DC it runs for (or unset for the control run),
-and writes what it saw per partition; smoke.records.validation judges it.
+and writes what it saw per partition; kafka_smoke.records.validation judges it.
 
-    spark-submit --master local[2] --jars <spark-sql-kafka jars> --py-files smoke.zip smoke/spark_app.py smoke.job \
+    spark-submit --master local[2] --jars <spark-sql-kafka jars> .../kafka_smoke/spark_app.py kafka_smoke.job \
         --manifest manifest.json --bootstrap-servers host:9092 --client-rack dc1 --out seen.json
 """
 
@@ -16,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-from .checks import read_client_config
+from kafka_group_source import read_client_config
 
 
 def java_settings(config):

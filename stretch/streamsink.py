@@ -1,29 +1,16 @@
-"""Reads and judges the streaming job's file sink (smoke.stream_job) against what a producer had acknowledged.
+"""Judges the streaming drill's sink (kafka_smoke.stream_job's) against what a producer had acknowledged.
 
 Plain data in, figures out:
-    files    {batch id: [(partition, offset, run, seq, bytes)]}   the batch files
+    files    {batch id: [(topic, partition, offset, run, seq, bytes)]}   the batch files
     rows     the rows of every batch file
-    batches  [{"batch", "records", "at", "dc"}]        the job's batch log, in the order written
+    batches  [{"batch", "records", "at", "dc", ...}]   the job's batch log, in the order written
     acked    {(partition, seq)}                        what the producer of run had acknowledged
+The job reads one topic; kafka_group_source.sink.read_sink reads a sink directory.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from pathlib import Path
-
-
-def read_sink(sink):
-    """(files, batches) of a sink directory."""
-    sink = Path(sink)
-    files = {}
-    for path in sorted(sink.glob("batch-*.jsonl")):
-        batch_id = int(path.stem.split("-", 1)[1])
-        files[batch_id] = [tuple(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
-    log = sink / "batches.jsonl"
-    batches = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
-    return files, batches
 
 
 def rows_of(files, ids=None):
@@ -33,8 +20,8 @@ def rows_of(files, ids=None):
 
 def judge(rows, acked, run):
     """Each acknowledged record must be in the sink, and each (partition, offset) once."""
-    per_offset = Counter((row[0], row[1]) for row in rows)
-    found = {(p, seq) for p, _offset, r, seq, _size in rows if r == run}
+    per_offset = Counter((row[1], row[2]) for row in rows)
+    found = {(p, seq) for _topic, p, _offset, r, seq, _size in rows if r == run}
     missing = sorted(acked - found)
     return {
         "acked": len(acked),
@@ -61,9 +48,9 @@ def resumed(files, batches, dc):
     if first_batch is None:
         return {"first_batch": None, "joins": {}, "gaps": []}
     last, first = {}, {}
-    for p, o, *_rest in rows_of(files, {i for i in files if i < first_batch}):
+    for _topic, p, o, *_rest in rows_of(files, {i for i in files if i < first_batch}):
         last[p] = max(o, last.get(p, o))
-    for p, o, *_rest in rows_of(files, {i for i in files if i >= first_batch}):
+    for _topic, p, o, *_rest in rows_of(files, {i for i in files if i >= first_batch}):
         first[p] = min(o, first.get(p, o))
     joins = {p: (last.get(p), first[p]) for p in sorted(first)}
     gaps = sorted(p for p, (a, b) in joins.items() if a is None or b != a + 1)

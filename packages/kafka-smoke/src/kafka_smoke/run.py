@@ -1,14 +1,16 @@
 """Runs the smoke test: checks, producer step, one Spark read per DC and a control read.
 
-    python -m smoke --bootstrap-servers h1:9092,h2:9092 --topic smoke --dc dc1 --dc dc2 \
+    python -m kafka_smoke --bootstrap-servers h1:9092,h2:9092 --topic smoke --dc dc1 --dc dc2 \
         --master 'local[2]' --jars dir/ --report reports/smoke.json
 
 Each DC's read may run on that DC's own Spark cluster (--dc-master
 dc1=spark://m1:7077, with --dc-spark-conf dc1:KEY=VALUE for its driver
 settings and --dc-spark-properties dc1=FILE for the cluster's security
-settings and secret); the control read then runs on the first DC's. With
---dc-network dc1=CIDR per DC, the runner, routing between the DCs' networks,
-also counts the bytes that crossed from one DC to another during each read.
+settings and secret); the control read then runs on the first DC's. A DC's
+executors reach the driver at its --dc-spark-conf spark.driver.host, else at
+this runner's own address toward the DC's master. With --dc-network
+dc1=CIDR per DC, the runner, routing between the DCs' networks, also counts
+the bytes that crossed from one DC to another during each read.
 
 Nothing is written to the topic unless every check passes. Exits non-zero
 when a check fails, a read misses, duplicates or corrupts a record, a DC read
@@ -22,21 +24,23 @@ import argparse
 import contextlib
 import json
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
+from urllib.parse import urlparse
 
 from . import checks, locality, produce, records
-from .checks import SmokeError
+from .checks import SettingError, SmokeError
 from .netcount import NetworkCounters, RoutedBytes
 from .submit import app_command, submit_command, submit_env
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m smoke", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m kafka_smoke", description=__doc__.splitlines()[0])
     p.add_argument("--bootstrap-servers", required=True)
     p.add_argument("--topic", default="smoke")
     p.add_argument("--dc", action="append", required=True, help="a DC to read as (client.rack); repeat")
@@ -149,9 +153,30 @@ def spark_clusters(args):
     for dc in args.dc:
         if dc not in masters:
             raise SmokeError(f"DC {dc!r} has no Spark master (--dc-master {dc}=...), though other DCs do")
-    clusters = {dc: (masters[dc][0], confs.get(dc, []), files.get(dc, [None])[0]) for dc in args.dc}
+    clusters = {dc: (masters[dc][0], with_driver_host(masters[dc][0], confs.get(dc, [])), files.get(dc, [None])[0])
+                for dc in args.dc}  # fmt: skip
     clusters[None] = clusters[args.dc[0]]
     return clusters
+
+
+def driver_address(master):
+    """This runner's address toward a Spark master (host:port): the address its executors reach a driver here at.
+    No packet is sent: the kernel picks the source address of the route."""
+    url = urlparse(master)
+    family, kind, proto, _name, address = socket.getaddrinfo(url.hostname, url.port, type=socket.SOCK_DGRAM)[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.connect(address)
+        return probe.getsockname()[0]
+
+
+def with_driver_host(master, confs):
+    """A DC cluster's settings, with spark.driver.host this runner's address toward its master unless they set it."""
+    if any(conf.startswith("spark.driver.host=") for conf in confs):
+        return list(confs)
+    try:
+        return [*confs, f"spark.driver.host={driver_address(master)}"]
+    except OSError as exc:
+        raise SmokeError(f"no route from this runner to the Spark master {master}: {exc}") from exc
 
 
 def dc_networks(args):
@@ -186,8 +211,8 @@ def spark_read(args, cluster, manifest_path, dc, workdir, counters=None):
     ]
     if args.client_config:
         job_args += ["--client-config", str(Path(args.client_config).resolve())]
-    cmd = app_command(submit, "smoke.job", workdir, job_args)
-    env = submit_env()
+    cmd = app_command(submit, "kafka_smoke.job", job_args)
+    env = submit_env(args.spark_submit)
     if counters:
         cmd = counters.wrap(cmd)
     began = time.monotonic()
@@ -362,7 +387,7 @@ def main(argv=None):
     args = parse_args(argv)
     try:
         report = run(args)
-    except SmokeError as exc:
+    except (SmokeError, SettingError) as exc:
         print(f"smoke test refused: {exc}", file=sys.stderr)
         return 2
     Path(args.report).parent.mkdir(parents=True, exist_ok=True)
