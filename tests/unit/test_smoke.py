@@ -2,7 +2,9 @@
 
 import base64
 import hashlib
+import ipaddress
 import json
+import re
 import time
 from types import SimpleNamespace
 
@@ -12,7 +14,7 @@ from confluent_kafka import Producer
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
 from ansible_collections.stretch.kafka.plugins.filter.spark_config import smoke_spark_files, smoke_spark_problems
 from kafka_smoke import checks, locality, netcount, records, run, submit
-from kafka_smoke.run import dc_networks, parse_args, problems, spark_clusters
+from kafka_smoke.run import dc_networks, parse_args, problems, reading_hosts, spark_clusters
 
 METRICS = """# HELP kafka_server_brokertopicmetrics_bytesout_total Bytes out
 # TYPE kafka_server_brokertopicmetrics_bytesout_total counter
@@ -210,7 +212,82 @@ def test_routed_ruleset_counts_each_dc_pair_of_the_listeners_replies():
     assert "dport" not in rules
     listing = json.dumps({"nftables": [{"counter": {"name": "dc1_to_dc2", "bytes": 7, "packets": 1}}]})
     with pytest.raises(RuntimeError, match="dc2_to_dc1 not found in table t"):
-        netcount.parse_routed(listing, "t", ["dc1", "dc2"])
+        netcount.parse_routed(listing, "t", netcount.routed_pairs({"dc1": "10.0.1.0/24", "dc2": "10.0.2.0/24"}))
+
+
+SUBNETS = {"dc1": "10.0.1.0/24", "dc2": "10.0.2.0/24"}
+# Each DC's read: its Spark worker, and the runner's address on the DC's network (the driver's).
+READERS = {"dc1": ["10.0.1.20", "10.0.1.1"], "dc2": ["10.0.2.20", "10.0.2.1"]}
+RULE = re.compile(
+    r"ip saddr (?P<src>\S+) ip daddr (?:\{ (?P<dsts>[^}]*) \}|(?P<dst>\S+)) meta l4proto tcp "
+    r"th (?P<dir>sport|dport) \{ (?P<ports>[^}]*) \} counter name (?P<counter>\w+)"
+)
+
+
+def counted(ruleset, hook, src, dst, sport, dport):
+    """The counters a TCP segment from src:sport to dst:dport feeds at the hook, by the ruleset's own rules."""
+    chain = ruleset.split(f"hook {hook} ", 1)[1].split("\n    }", 1)[0] if f"hook {hook} " in ruleset else ""
+    hit = []
+    for line in chain.splitlines():
+        rule = RULE.search(line)
+        if not rule:
+            continue
+        dsts = rule["dsts"].split(", ") if rule["dsts"] else []
+        to = dst in dsts if dsts else ipaddress.ip_address(dst) in ipaddress.ip_network(rule["dst"])
+        port = sport if rule["dir"] == "sport" else dport
+        if ipaddress.ip_address(src) in ipaddress.ip_network(rule["src"]) and to and str(port) in rule["ports"]:
+            hit.append(rule["counter"])
+    return hit
+
+
+def test_the_router_counts_only_what_crosses_into_the_reads_own_hosts():
+    rules = netcount.routed_ruleset("t", SUBNETS, [9093], readers=READERS)
+    # A dc2 broker's fetch response to dc1's Spark worker crosses the router: the read's own bytes.
+    assert counted(rules, "forward", "10.0.2.11", "10.0.1.20", 9093, 40000) == ["dc2_to_dc1"]
+    # The same to a producer in dc1 writing to dc2's leaders (its acks), or to any other client of dc1: not the read.
+    assert counted(rules, "forward", "10.0.2.11", "10.0.1.250", 9093, 40000) == []
+    assert counted(rules, "forward", "10.0.2.12", "10.0.1.33", 9093, 51000) == []
+    # The producer's requests to dc2's leaders, and replication between the brokers, are no listener's replies.
+    assert counted(rules, "forward", "10.0.1.250", "10.0.2.11", 40000, 9093) == []
+    assert counted(rules, "forward", "10.0.1.11", "10.0.2.11", 40000, 9091) == []
+    # The driver on the runner, at its address on dc1's network, is counted where the runner receives.
+    assert counted(rules, "input", "10.0.2.11", "10.0.1.1", 9093, 40000) == ["dc2_to_dc1"]
+    assert counted(rules, "input", "10.0.2.11", "10.0.2.1", 9093, 40000) == []
+    # dc2's own read, the other way.
+    assert counted(rules, "forward", "10.0.1.12", "10.0.2.20", 9093, 40000) == ["dc1_to_dc2"]
+
+
+def test_without_the_reads_hosts_the_router_counts_whole_networks_for_the_other_measurements():
+    rules = netcount.routed_ruleset("t", SUBNETS, [9093], directions=("dport", "sport"))
+    assert counted(rules, "forward", "10.0.2.11", "10.0.1.250", 9093, 40000) == ["dc2_to_dc1"]
+    assert counted(rules, "forward", "10.0.1.250", "10.0.2.11", 40000, 9093) == ["dc1_to_dc2"]
+    assert "hook input" not in rules
+
+
+def test_only_what_crosses_into_a_dc_that_reads_is_counted_and_a_reading_dc_needs_its_hosts():
+    rules = netcount.routed_ruleset("t", SUBNETS, [9093], readers={"dc1": READERS["dc1"]})
+    assert netcount.routed_pairs(SUBNETS, {"dc1": READERS["dc1"]}) == [("dc2", "dc1")]
+    assert counted(rules, "forward", "10.0.1.12", "10.0.2.20", 9093, 40000) == []
+    assert "dc1_to_dc2" not in rules
+    with pytest.raises(ValueError, match="DC 'dc2' has no reading host to count"):
+        netcount.routed_ruleset("t", SUBNETS, [9093], readers={"dc1": ["10.0.1.20"], "dc2": []})
+    with pytest.raises(ValueError, match="DC 'dc3' reads but has no network"):
+        netcount.routed_ruleset("t", SUBNETS, [9093], readers={"dc3": ["10.0.3.20"]})
+
+
+def test_each_reads_hosts_are_its_workers_and_the_driver_by_address(monkeypatch):
+    names = {"w1.dc1": "10.1.0.20", "w1.dc2": "10.2.0.20"}
+    monkeypatch.setattr(run.socket, "gethostbyname", lambda name: names.get(name, name))
+    masters = ["--dc-master=dc1=spark://m1:7077", "--dc-master=dc2=spark://m2:7077"]
+    confs = ["--dc-spark-conf=dc1:spark.driver.host=10.1.0.1", "--dc-spark-conf=dc2:spark.driver.host=10.2.0.1"]
+    networks = ["--dc-network=dc1=10.1.0.0/16", "--dc-network=dc2=10.2.0.0/16"]
+    a = cli(*masters, *confs, *networks, "--dc-hosts=dc1=w1.dc1", "--dc-hosts=dc2=w1.dc2")
+    assert reading_hosts(a, spark_clusters(a)) == {"dc1": ["10.1.0.1", "10.1.0.20"], "dc2": ["10.2.0.1", "10.2.0.20"]}
+    # Counting whole networks would take every other client's bytes: a DC without its hosts is refused.
+    lacking = cli(*masters, *confs, *networks, "--dc-hosts=dc1=w1.dc1")
+    with pytest.raises(checks.SmokeError, match="DC 'dc2' has no reading hosts \\(--dc-hosts dc2="):
+        reading_hosts(lacking, spark_clusters(lacking))
+    assert reading_hosts(cli(), spark_clusters(cli())) == {}
 
 
 def test_without_its_address_a_dcs_driver_is_reached_at_the_runners_address_toward_its_master(monkeypatch):
@@ -303,11 +380,13 @@ def test_inventory_clusters_become_the_smoke_tests_arguments():
     assert smoke_cluster_args(clusters, "/tmp/s") == [
         "--spark-properties=/tmp/s/default.properties",
         "--dc-master=dc1=spark://m1:7077", "--dc-spark-conf=dc1:a=b", "--dc-spark-properties=dc1=/tmp/s/dc1.properties",
-        "--dc-network=dc1=10.1.0.0/16",
+        "--dc-network=dc1=10.1.0.0/16", "--dc-hosts=dc1=w1,w1b",
         "--dc-master=dc2=spark://m2:7077", "--dc-spark-properties=dc2=/tmp/s/dc2.properties",
-        "--dc-network=dc2=10.2.0.0/16"]  # fmt: skip
+        "--dc-network=dc2=10.2.0.0/16", "--dc-hosts=dc2=w2"]  # fmt: skip
     with pytest.raises(ValueError, match=r"kafka_smoke_spark_clusters\['dc1'\] needs a master"):
         smoke_cluster_args({"dc1": {"conf": []}}, "/tmp/s")
+    with pytest.raises(ValueError, match=r"kafka_smoke_spark_clusters\['dc1'\] has a network but no hosts"):
+        smoke_cluster_args({"dc1": {"master": "spark://m1:7077", "network": "10.1.0.0/16"}}, "/tmp/s")
 
 
 SPARK_SECRETS = {"dc1": "dc1-spark-secret-0123456789", "dc2": "dc2-spark-secret-9876543210"}

@@ -11,10 +11,14 @@ clients on this host use the host's own network and are not counted.
 
 RoutedBytes (--dc-network), for jobs that run on each DC's Spark cluster,
 when the runner is the router between the DCs' networks (the testbed's
-host): one counter per ordered pair of DC networks counts the bytes the
-Kafka listener's port sends from one DC to the other, so a read's bytes that
-crossed DCs are counted where they cross, and bytes that stayed in a DC are
-not (they never reach the router).
+host): one counter per ordered pair of DCs counts the bytes the Kafka
+listener's port sends from one DC's network to the hosts that read for the
+other (its Spark workers, and the driver's address there), so a read's
+bytes that crossed DCs are counted where they cross, bytes that stayed in a
+DC are not (they never reach the router), and neither are the bytes of any
+other client of the DCs (a producer in one DC writing to the other's
+leaders, a consumer reading across). Without the reading hosts it counts
+whole networks (the traffic measurements, which count every client).
 """
 
 from __future__ import annotations
@@ -133,21 +137,33 @@ def counter_name(src, dst):
     return f"{src}_to_{dst}"
 
 
-def routed_ruleset(table, subnets, ports, directions=("sport",)):
-    """An nft table with one named counter per ordered pair of DCs ({dc: subnet}), fed in the forward path
-    by the TCP traffic from the first DC's subnet to the second's whose source (sport: the listeners'
-    replies) or destination (dport: requests) port is one of ports."""
+def routed_ruleset(table, subnets, ports, directions=("sport",), readers=None):
+    """An nft table with one named counter per ordered pair of DCs ({dc: subnet}), fed by the TCP traffic from
+    the first DC's subnet to the second's whose source (sport: the listeners' replies) or destination (dport:
+    requests) port is one of ports.
+
+    readers ({dc: [addresses]}): count only what goes to the hosts that read for the second DC (a DC that
+    reads), in the forward path (its Spark workers) and in the input path (a driver on the runner itself, at
+    its address on the DC's network). Without readers: everything that goes to the second DC's subnet, in the
+    forward path.
+    """
     port_set = ", ".join(str(p) for p in sorted(ports))
-    pairs = list(itertools.permutations(sorted(subnets), 2))
+    pairs = routed_pairs(subnets, readers)
+
+    def to(dc):
+        return f"{{ {', '.join(sorted(readers[dc]))} }}" if readers is not None else subnets[dc]
+
     lines = [f"table inet {table} {{"]
     lines += [f"    counter {counter_name(a, b)} {{ }}" for a, b in pairs]
-    lines += ["    chain forward {", "        type filter hook forward priority -20; policy accept;"]
-    for (a, b), direction in itertools.product(pairs, directions):
-        lines.append(
-            f"        ip saddr {subnets[a]} ip daddr {subnets[b]} meta l4proto tcp th {direction} {{ {port_set} }} "
-            f"counter name {counter_name(a, b)}"
-        )
-    lines += ["    }", "}"]
+    for hook in ("forward", "input") if readers is not None else ("forward",):
+        lines += [f"    chain {hook} {{", f"        type filter hook {hook} priority -20; policy accept;"]
+        for (a, b), direction in itertools.product(pairs, directions):
+            lines.append(
+                f"        ip saddr {subnets[a]} ip daddr {to(b)} meta l4proto tcp th {direction} {{ {port_set} }} "
+                f"counter name {counter_name(a, b)}"
+            )
+        lines.append("    }")
+    lines.append("}")
     return "\n".join(lines) + "\n"
 
 
@@ -161,11 +177,24 @@ def named_counters(listing):
     return found
 
 
-def parse_routed(listing, table, dcs):
+def routed_pairs(subnets, readers=None):
+    """The ordered DC pairs (from, to) a routed ruleset counts: every pair, or, with readers, those into a DC that
+    reads (refused when a reading DC has no host, or no network)."""
+    if readers is None:
+        return list(itertools.permutations(sorted(subnets), 2))
+    for dc in sorted(readers):
+        if dc not in subnets:
+            raise ValueError(f"DC {dc!r} reads but has no network to count what crosses into it")
+        if not readers[dc]:
+            raise ValueError(f"DC {dc!r} has no reading host to count the bytes that cross into it")
+    return [(a, b) for a, b in itertools.permutations(sorted(subnets), 2) if b in readers]
+
+
+def parse_routed(listing, table, pairs):
     """{(from DC, to DC): (bytes, packets)} of `nft -j list counters table inet <table>`; every pair must be there."""
     found = named_counters(listing)
     out = {}
-    for a, b in itertools.permutations(sorted(dcs), 2):
+    for a, b in pairs:
         if counter_name(a, b) not in found:
             raise RuntimeError(f"nft counter {counter_name(a, b)} not found in table {table}")
         out[(a, b)] = found[counter_name(a, b)]
@@ -204,18 +233,21 @@ def parse_received(listing, table, dcs):
 class RoutedBytes:
     """The router's per-DC-pair counters of the listeners' ports, from the moment the block is entered."""
 
-    def __init__(self, subnets, ports, table=ROUTED_TABLE, directions=("sport",)):
-        """subnets: {dc: its network (CIDR)}; ports: the Kafka ports to count."""
+    def __init__(self, subnets, ports, table=ROUTED_TABLE, directions=("sport",), readers=None):
+        """subnets: {dc: its network (CIDR)}; ports: the Kafka ports to count; readers: {dc: [addresses]} of the
+        hosts whose bytes alone count (see routed_ruleset)."""
         self.subnets, self.ports, self.table, self.directions = dict(subnets), set(ports), table, directions
+        self.readers = readers
 
     def __enter__(self):
+        ruleset = routed_ruleset(self.table, self.subnets, self.ports, self.directions, self.readers)
         _run("nft", "delete", "table", "inet", self.table, check=False)
-        _run("nft", "-f", "-", stdin=routed_ruleset(self.table, self.subnets, self.ports, self.directions))
+        _run("nft", "-f", "-", stdin=ruleset)
         return self
 
     def read(self):
         listing = _run("nft", "-j", "list", "counters", "table", "inet", self.table)
-        return parse_routed(listing, self.table, self.subnets)
+        return parse_routed(listing, self.table, routed_pairs(self.subnets, self.readers))
 
     def __exit__(self, *exc):
         _run("nft", "delete", "table", "inet", self.table, check=False)

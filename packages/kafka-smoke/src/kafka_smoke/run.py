@@ -9,8 +9,10 @@ settings and --dc-spark-properties dc1=FILE for the cluster's security
 settings and secret); the control read then runs on the first DC's. A DC's
 executors reach the driver at its --dc-spark-conf spark.driver.host, else at
 this runner's own address toward the DC's master. With --dc-network
-dc1=CIDR per DC, the runner, routing between the DCs' networks, also counts
-the bytes that crossed from one DC to another during each read.
+dc1=CIDR and --dc-hosts dc1=HOST,... per DC, the runner, routing between the
+DCs' networks, also counts the bytes that crossed from another DC into the
+hosts that read for the DC (those, and the driver's address there) during
+each read; other clients of the DCs are not counted.
 
 Nothing is written to the topic unless every check passes. Exits non-zero
 when a check fails, a read misses, duplicates or corrupts a record, a DC read
@@ -86,8 +88,17 @@ def parse_args(argv=None):
         action="append",
         default=[],
         metavar="DC=CIDR",
-        help="that DC's network: count the bytes the listeners send from one DC's network to another's, "
-        "on this runner, which must route between them (needs --dc-master, root and nft); repeat per DC",
+        help="that DC's network: count the bytes the listeners send from one DC's network to the other DCs' "
+        "reading hosts (--dc-hosts), on this runner, which must route between them (needs --dc-master, root and "
+        "nft); repeat per DC",
+    )
+    p.add_argument(
+        "--dc-hosts",
+        action="append",
+        default=[],
+        metavar="DC=HOST[,HOST]",
+        help="with --dc-network, the hosts that read for that DC (its Spark workers): only the bytes that cross "
+        "into them, and into the driver's address there, are counted; repeat per DC",
     )
     p.add_argument("--metrics-port", type=int, default=7071, help="the brokers' Prometheus JMX exporter port")
     p.add_argument(
@@ -179,6 +190,29 @@ def with_driver_host(master, confs):
         raise SmokeError(f"no route from this runner to the Spark master {master}: {exc}") from exc
 
 
+def reading_hosts(args, clusters):
+    """{dc: [addresses]} of the hosts whose bytes the router counts for each DC's read: its --dc-hosts and its
+    driver's address (spark.driver.host), or {} without --dc-network. A DC without hosts is refused: counting its
+    whole network would take every other client's bytes."""
+    if not args.dc_network:
+        return {}
+    hosts = {dc: [h for value in values for h in value.split(",") if h]
+             for dc, values in pairs(args.dc_hosts, "=", "--dc-hosts DC=HOST[,HOST]").items()}  # fmt: skip
+    out = {}
+    for dc in args.dc:
+        if not hosts.get(dc):
+            raise SmokeError(
+                f"DC {dc!r} has no reading hosts (--dc-hosts {dc}=HOST,...): the router would count every client of "
+                "its network"
+            )
+        drivers = [c.split("=", 1)[1] for c in clusters[dc][1] if c.startswith("spark.driver.host=")]
+        try:
+            out[dc] = sorted({socket.gethostbyname(h) for h in [*hosts[dc], *drivers]})
+        except OSError as exc:
+            raise SmokeError(f"DC {dc!r}: cannot resolve its reading hosts {hosts[dc] + drivers}: {exc}") from exc
+    return out
+
+
 def dc_networks(args):
     """{dc: network} of --dc-network, for every DC read, or {} without it."""
     networks = {dc: nets[0] for dc, nets in pairs(args.dc_network, "=", "--dc-network DC=CIDR").items()}
@@ -234,6 +268,7 @@ def run(args):
     checks.check_dcs(args.dc, brokers)
     clusters = spark_clusters(args)
     networks = dc_networks(args)
+    readers = reading_hosts(args, clusters)
     if networks and args.network_counters:
         raise SmokeError("--network-counters counts a job on this runner, --dc-network jobs in the DCs: pick one")
     for master in sorted({cluster[0] for cluster in clusters.values()}):
@@ -263,7 +298,7 @@ def run(args):
     report["reads"], ok = [], True
     port = args.bootstrap_servers.split(",")[0].rsplit(":", 1)[1]
     network = NetworkCounters(hosts, port) if args.network_counters else contextlib.nullcontext()
-    crossing = RoutedBytes(networks, [port]) if networks else contextlib.nullcontext()
+    crossing = RoutedBytes(networks, [port], readers=readers) if networks else contextlib.nullcontext()
     with (
         tempfile.TemporaryDirectory(prefix="kafka-smoke-") as workdir,
         network as counters,
