@@ -72,7 +72,24 @@ def test_locality_ratio_from_two_scrapes():
     assert result["bytes_by_broker"] == {"101": 1000, "102": 980, "201": 20}
     assert result["bytes_by_dc"] == {"dc1": 1980, "dc2": 20}
     assert result["locality_ratio"] == pytest.approx(0.99)
-    assert locality.locality({}, {101: 1, 201: 1}, racks, None)["locality_ratio"] is None
+    assert locality.locality({101: 0, 201: 0}, {101: 1, 201: 1}, racks, None)["locality_ratio"] is None
+
+
+def test_a_counter_that_went_back_is_a_broker_restart_and_the_read_is_not_judged():
+    racks = {101: "dc1", 102: "dc1", 201: "dc2"}
+    before, after = {101: 500, 102: 0, 201: 900}, {101: 1500, 102: 700, 201: 40}
+    with pytest.raises(checks.SmokeError, match="broker 201's BytesOut counter went from 900 to 40") as reset:
+        locality.locality(before, after, racks, "dc1")
+    assert type(reset.value).__name__ == "CounterReset", "run() tells a counter reset from a refusal by its type"
+    with pytest.raises(checks.SmokeError, match="broker 102's BytesOut counter was not read before the read"):
+        locality.locality({101: 500, 201: 900}, after, racks, "dc1")
+    with pytest.raises(checks.SmokeError, match="broker 201's BytesOut counter was not read after the read"):
+        locality.locality(before, {101: 1500, 102: 700}, racks, "dc1")
+
+
+def test_a_read_whose_locality_cannot_be_judged_fails_naming_the_broker():
+    unjudged = {**read("dc1", {}, None), "unjudged": "broker 201's BytesOut counter went from 900 to 40"}
+    assert problems(unjudged, args()) == ["locality not judged: broker 201's BytesOut counter went from 900 to 40"]
 
 
 def args(**kw):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import urllib.request
 
+from .checks import SmokeError
+
 # kafka.server:type=BrokerTopicMetrics,name=BytesOutPerSec,topic=T counts the
 # bytes a broker sent to consumers of T (fetches by follower replicas are
 # counted apart, as ReplicationBytesOutPerSec).
@@ -33,9 +35,35 @@ def scrape(brokers, topic, port, timeout=10):
     return out
 
 
+class CounterReset(SmokeError):
+    """A broker's counter that cannot be compared across the read (a restart reset it, or it was not read)."""
+
+
+def served_between(before, after, what="BytesOut counter"):
+    """{broker id: bytes} each broker's counter grew by from before to after ({broker id: counter}).
+
+    A counter that went back (its broker restarted between the two reads:
+    the count began again at 0) or that was not read both times fails
+    closed, naming the broker: what it served in between is unknown, and
+    counting it as 0 or less would make a read look more local than it was.
+    """
+    for broker in sorted(set(before) | set(after)):
+        if broker not in before:
+            raise CounterReset(f"broker {broker}'s {what} was not read before the read")
+        if broker not in after:
+            raise CounterReset(f"broker {broker}'s {what} was not read after the read")
+        if after[broker] < before[broker]:
+            raise CounterReset(
+                f"broker {broker}'s {what} went from {before[broker]:.0f} to {after[broker]:.0f}: it restarted "
+                "between the two reads, so what it served meanwhile is unknown"
+            )
+    return {b: after[b] - before[b] for b in after}
+
+
 def locality(before, after, racks, dc):
-    """Bytes served per broker between two scrapes, and the share served from dc's brokers."""
-    served = {b: after[b] - before.get(b, 0.0) for b in after}
+    """Bytes served per broker between two scrapes, and the share served from dc's brokers (CounterReset when a
+    broker's counter cannot be compared)."""
+    served = served_between(before, after)
     total = sum(served.values())
     local = sum(v for b, v in served.items() if racks[b] == dc) if dc else None
     by_dc = {}

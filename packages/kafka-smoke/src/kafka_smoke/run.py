@@ -313,7 +313,7 @@ def run(args):
             seen = spark_read(args, clusters[dc], manifest_path, dc, workdir, counters)
             after = locality.scrape(hosts, args.topic, args.metrics_port)
             t = time.monotonic()
-            read = {"dc": dc, "control": dc is None, **locality.locality(before, after, racks, dc)}
+            read = {"dc": dc, "control": dc is None, **judged_locality(before, after, racks, dc)}
             read["master"] = clusters[dc][0]
             if counters:
                 read["network"] = locality.locality(net_before, counters.read(), racks, dc)
@@ -333,6 +333,16 @@ def run(args):
     return report
 
 
+def judged_locality(before, after, racks, dc):
+    """locality.locality of the read, or, when a broker's counter cannot be compared (it restarted between the
+    two scrapes), no figures and why ("unjudged"): the read fails, it is never judged on a guess."""
+    try:
+        return locality.locality(before, after, racks, dc)
+    except locality.CounterReset as exc:
+        return {"bytes_by_broker": {}, "bytes_by_dc": {}, "bytes_total": 0, "locality_ratio": None,
+                "unjudged": str(exc)}  # fmt: skip
+
+
 def problems(read, args):
     out = []
     v = read["validation"]
@@ -341,6 +351,9 @@ def problems(read, args):
             f"{v['missing']} missing, {v['duplicate']} duplicate, {v['corrupt']} corrupt, "
             f"{v['foreign']} foreign of {v['expected']} records"
         )
+    if read.get("unjudged"):
+        out.append(f"locality not judged: {read['unjudged']}")
+        return out
     if not read["bytes_total"]:
         out.append("the brokers report no bytes served to the read: the measurement saw nothing")
     elif read["control"]:
@@ -399,7 +412,12 @@ def summary(report):
     for read in report["reads"]:
         name = "control (no client.rack)" if read["control"] else f"as {read['dc']}"
         v = read["validation"]
-        measure = f"shares {read.get('share_by_dc')}" if read["control"] else f"locality {read['locality_ratio']:.2%}"
+        if read.get("unjudged"):
+            measure = "locality not judged"
+        elif read["control"]:
+            measure = f"shares {read.get('share_by_dc')}"
+        else:
+            measure = f"locality {read['locality_ratio']:.2%}"
         where = f" on {read['master']}"
         if "crossed" in read:
             c = read["crossed"]
