@@ -24,6 +24,7 @@ ARTIFACT := build/stretch-kafka-$(VERSION).tar.gz
 SANITY_ROOT := /tmp/stretch-kafka-sanity
 
 .PHONY: demo test setup setup-python setup-test-tools setup-testbed testbed-maven testbed-spark testbed-wheels \
+        wheels \
         collection sanity up converge status smoke \
         verify drills down lint unit molecule \
         bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
@@ -46,10 +47,10 @@ setup-test-tools:
 	testbed/setup-test-tools.sh
 
 # The Kafka archive and jars from Maven Central, the Spark archive (from the
-# pinned pyspark), the streaming job's wheels from PyPI, and the node images
-# of the two Debian releases the testbed's nodes run: side by side, as they
-# share nothing (the two Maven steps share its local repository, so they go
-# one after the other).
+# pinned pyspark), the wheels the streaming jobs and the smoke test need
+# (from PyPI, and the project's own), and the node images of the two Debian
+# releases the testbed's nodes run: side by side, as they share nothing (the
+# two Maven steps share its local repository, so they go one after the other).
 setup-testbed:
 	$(MAKE) --no-print-directory -j 5 testbed-maven testbed-spark testbed-wheels testbed-image-bookworm testbed-image-trixie
 
@@ -62,14 +63,24 @@ testbed-spark:
 
 testbed-wheels:
 	testbed/fetch-wheels.sh
+	testbed/build-wheels.sh
 
 testbed-image-%:
 	testbed/build-image.sh $*
 
+# The project's own Python packages (packages/: the kafka-group source and the
+# smoke test) as wheels in testbed/dist/wheels, where the testbed's roles
+# install them from, as an operator's install them from a wheel directory or an
+# index. Rebuilt only when their sources changed; every run against the
+# testbed (through `collection`) has the wheels of this checkout.
+wheels:
+	testbed/build-wheels.sh
+
 # The stretch.kafka collection (galaxy.yml: what goes into it), built into
 # build/ and installed into the consumer project as an operator installs it.
-# Every run against the testbed uses that installed artifact.
-collection:
+# Every run against the testbed uses that installed artifact, and the wheels
+# of the packages its roles install.
+collection: wheels
 	ansible-galaxy collection build --force --output-path build .
 	cd $(CONSUMER) && ANSIBLE_CONFIG=ansible.cfg ansible-galaxy collection install --offline --force -r requirements.yml -p collections
 
@@ -135,8 +146,11 @@ lint:
 	ruff check .
 	ruff format --check .
 
+# The plain-Python logic, the playbooks' refusals, and the kafka-group source's
+# own tests (a single-node broker from the testbed's Kafka archive and a
+# local SparkSession, started once, a few minutes).
 unit: collection
-	python -m pytest -p no:cacheprovider -q tests/unit tests/preflight
+	python -m pytest -p no:cacheprovider -q tests/unit tests/preflight packages/kafka-group-source/tests
 
 # One testbed: destroy, syntax, create, converge, idempotence, verify (the
 # smoke test, the integration tests, the drills), destroy.

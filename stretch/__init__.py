@@ -1,5 +1,5 @@
-"""The project's own Python outside the roles' collection: the testbed's WAN, the smoke job (stretch.smoke, the
-kafka_smoke role's files), the load harness, the helpers the tests and drills share, and the benchmarks."""
+"""The project's own tools outside the collection: the testbed's WAN, the load harness, the helpers the tests and
+drills share, and the benchmarks. The kafka-group source and the smoke test are packages of their own (packages/)."""
 
 from pathlib import Path
 

@@ -92,14 +92,15 @@ class Cluster:
     user_configs: dict
     test_user: str = "kafka-verify"
     # Each broker DC's Spark standalone cluster on the testbed:
-    # {dc: {master, host (its address), driver_host, network, secret, ssh}}.
+    # {dc: {master, host (its address), driver_host, network, secret, ssh, hosts (its workers' addresses)}}.
     spark: dict = None
     spark_conf: tuple = ()  # kafka_smoke_spark_conf: what each read may take of its cluster
 
     def spark_args(self, directory, dcs=None):
         """The smoke test's arguments that run each DC's read (of dcs, default all) on that DC's Spark
-        cluster, with the crossing bytes counted (what examples/consumer/inventory gives playbooks/smoke_test.yml); each
-        cluster's settings and secret go into a private file in directory, as the kafka_smoke role writes them."""
+        cluster, with the bytes that cross into its reading hosts counted (what examples/consumer/inventory gives
+        playbooks/smoke_test.yml); each cluster's settings and secret go into a private file in directory, as the
+        kafka_smoke role writes them."""
         dcs = self.dcs if dcs is None else dcs
         clusters = {}
         for dc in dcs:
@@ -107,11 +108,14 @@ class Cluster:
                 "master": self.spark[dc]["master"],
                 "conf": [f"spark.driver.host={self.spark[dc]['driver_host']}"],
                 "secret": self.spark[dc]["secret"],
+                "network": self.spark[dc]["network"],
+                "hosts": self.spark[dc]["hosts"],
             }
         for file in smoke_spark_files(clusters, "local[2]", ""):
             private_file(Path(directory) / file["name"], file["content"])
-        networks = {dc: self.spark[dc]["network"] for dc in self.spark}  # every DC's: what crosses between them
-        args = smoke_cluster_args(clusters, networks, str(directory))
+        args = smoke_cluster_args(clusters, str(directory))
+        # Every DC's network, read or not: the bytes that cross from any of them count.
+        args += [f"--dc-network={dc}={self.spark[dc]['network']}" for dc in sorted(set(self.spark) - set(dcs))]
         return [*args, *(f"--spark-conf={conf}" for conf in self.spark_conf)]
 
     def spark_properties_file(self, directory, dc, name=None, secret=None, extra=None):
@@ -249,7 +253,7 @@ def load(inventory=None):
     sources = [str(s) for s in inventory] if isinstance(inventory, (list, tuple)) else [str(inventory)]
     inv = InventoryManager(loader=loader, sources=sources)
     variables = VariableManager(loader=loader, inventory=inv)
-    hostvars, settings, spark = {}, dict(CLUSTER_DEFAULTS), {}
+    hostvars, settings, spark, workers = {}, dict(CLUSTER_DEFAULTS), {}, {}
     groups = inv.get_groups_dict()
     for host in inv.get_hosts():
         hv = dict(CLUSTER_DEFAULTS, **variables.get_vars(host=host))
@@ -266,8 +270,12 @@ def load(inventory=None):
                 "secret": secret,
                 "ssh": {key: hostvars[host.name][key] for key in SSH_VARS if key in hostvars[host.name]},
             }
+        if host.name in groups.get("spark_workers", []):
+            workers.setdefault(templar.template(hv["kafka_dc"]), []).append(templar.template(hv["testbed_ip"]))
         if host.name in groups.get(settings["kafka_brokers_group"], []):
             settings = hv
+    for dc, found in spark.items():
+        found["hosts"] = sorted(workers.get(dc, []))
     compiled = compile_model(loader, settings, groups, hostvars)
     cluster_nodes = tuple(
         Node(

@@ -17,8 +17,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from kafka_smoke import netcount
 from stretch.periodic import Periodic
-from stretch.smoke import netcount
 
 TABLE = "stretch_traffic"
 CLIENT_HOST = 250  # the namespace's address in its DC's subnet

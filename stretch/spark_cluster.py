@@ -17,8 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kafka_smoke.submit import submit_command, submit_env
 from stretch.periodic import Periodic
-from stretch.smoke.submit import submit_command, submit_env
 
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 # A PySpark application whose tasks run on the cluster's executors in the JVM only (the workers have no Python
@@ -131,7 +131,7 @@ class Submission:
         self.cmd = [*cmd, str(app), str(hold_seconds)]
         # A session of its own: the driver's JVM and the Python process it starts end together in kill().
         self.process = subprocess.Popen(  # noqa: S603  fixed arguments
-            self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=submit_env(),
+            self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=submit_env(str(SPARK_SUBMIT)),
             start_new_session=True,
         )  # fmt: skip
         self.returncode, self.stdout, self.stderr = None, "", ""

@@ -31,11 +31,18 @@ default_ulimits = ["nofile=10000:20000", "nproc=4096:4096"]
 CONF
 fi
 
-# The pinned tools, then the project's own package (stretch), editable.
-if [ ! -x .venv/bin/ansible-playbook ] || [ requirements.txt -nt .venv/.installed ] || [ pyproject.toml -nt .venv/.installed ]; then
+# The pinned tools, then the project's own packages, editable: its tools
+# (stretch), the kafka-group source and the smoke test (packages/).
+packages=(packages/kafka-group-source packages/kafka-smoke .)
+stale=false
+for project in "${packages[@]}"; do
+  [ "$project/pyproject.toml" -nt .venv/.installed ] && stale=true
+done
+if [ ! -x .venv/bin/ansible-playbook ] || [ requirements.txt -nt .venv/.installed ] || $stale; then
   python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r requirements.txt
-  .venv/bin/pip install -q -e .
+  # Their dependencies are pinned in requirements.txt.
+  .venv/bin/pip install -q --no-deps -e packages/kafka-group-source -e packages/kafka-smoke -e .
   touch .venv/.installed
 fi

@@ -86,10 +86,12 @@ def properties_file(settings, comment=()):
     return java_properties.render(dict(ordered), comment)
 
 
-def smoke_cluster_args(clusters, networks, properties_dir):
-    """The smoke test's arguments for each DC's own Spark cluster ({dc: {master, conf, secret}}) and network
-    ({dc: CIDR}), with the Spark settings files in properties_dir (spark_config's smoke_spark_files writes them:
-    <dc>.properties per cluster, default.properties for the reads on the smoke test's master)."""
+def smoke_cluster_args(clusters, properties_dir):
+    """The smoke test's arguments for each DC's own Spark cluster ({dc: {master, conf, secret, hosts, network}}:
+    module_utils/spark_sites.py finds them in the inventory), with the Spark settings files in properties_dir
+    (spark_config's smoke_spark_files writes them: <dc>.properties per cluster, default.properties for the reads
+    on the smoke test's master). A DC's network, when given, makes the runner count what crosses into the DC's
+    reading hosts (its hosts: the workers; the runner adds its own address there, the driver's)."""
     args = [f"--spark-properties={properties_dir}/default.properties"]
     for dc, cluster in sorted((clusters or {}).items()):
         if not isinstance(cluster, dict) or not cluster.get("master"):
@@ -97,7 +99,14 @@ def smoke_cluster_args(clusters, networks, properties_dir):
         args.append(f"--dc-master={dc}={cluster['master']}")
         args += [f"--dc-spark-conf={dc}:{conf}" for conf in cluster.get("conf") or []]
         args.append(f"--dc-spark-properties={dc}={properties_dir}/{dc}.properties")
-    args += [f"--dc-network={dc}={network}" for dc, network in sorted((networks or {}).items())]
+        if cluster.get("network"):
+            if not cluster.get("hosts"):
+                raise ValueError(
+                    f"kafka_smoke_spark_clusters[{dc!r}] has a network but no hosts: the runner counts only what "
+                    "crosses into the hosts that read for the DC"
+                )
+            args.append(f"--dc-network={dc}={cluster['network']}")
+            args.append(f"--dc-hosts={dc}={','.join(cluster['hosts'])}")
     return args
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import zipfile
+from pathlib import Path
+
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import _guard
-from ansible_collections.stretch.kafka.plugins.module_utils import spark_security
+from ansible_collections.stretch.kafka.plugins.module_utils import spark_security, spark_sites, stream_jobs
 
 
 def spark_properties_file(secret, kind, master="", extra=None, variable="extra settings"):
@@ -66,21 +70,32 @@ def smoke_spark_files(clusters, master, secret):
     return files
 
 
-def package_files(sources, dest, owner, group, mode="0644"):
-    """node_files entries that copy each of sources (files on the controller) into the directory dest on the
-    host, under its own name, in the order of the names."""
-    if not sources:
-        raise ValueError(f"no files to copy into {dest}")
-    names = {}
-    for source in sources:
-        name = str(source).rstrip("/").rsplit("/", 1)[-1]
-        if name in names:
-            raise ValueError(f"{source} and {names[name]} would both be {dest}/{name}")
-        names[name] = source
-    return [
-        {"file": names[name], "dest": f"{dest}/{name}", "owner": owner, "group": group, "mode": mode}
-        for name in sorted(names)
-    ]
+def wheel_modules(wheel_dir):
+    """The Python modules the wheels in wheel_dir (on the controller) hold; None without a wheel directory (the
+    packages come from an index, which the controller cannot look into)."""
+    if not wheel_dir:
+        return None
+    found = set()
+    for wheel in sorted(Path(wheel_dir).glob("*.whl")):
+        try:
+            with zipfile.ZipFile(wheel) as archive:
+                found |= stream_jobs.modules_of(archive.namelist())
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"{wheel} is not a readable wheel: {exc}") from exc
+    return found
+
+
+def stream_job_problems(jobs, users, declared_acls, super_users, wheel_dir):
+    """Why the streaming jobs (stream_jobs) cannot run, each naming its job (module_utils/stream_jobs.py),
+    with their files and modules looked for on the controller."""
+    return stream_jobs.problems(
+        jobs,
+        users=users,
+        declared_acls=declared_acls,
+        super_users=super_users or (),
+        file_exists=os.path.isfile,
+        provided_modules=wheel_modules(wheel_dir),
+    )
 
 
 class FilterModule:
@@ -92,5 +107,7 @@ class FilterModule:
             "spark_override_problems": _guard(spark_security.override_problems),
             "smoke_spark_problems": _guard(smoke_spark_problems),
             "smoke_spark_files": _guard(smoke_spark_files),
-            "package_files": _guard(package_files),
+            "stream_jobs": _guard(stream_jobs.jobs),
+            "spark_sites": _guard(spark_sites.clusters),
+            "stream_job_problems": _guard(stream_job_problems),
         }

@@ -30,7 +30,7 @@ def smoke(mode, workdir):
     report = Path(workdir) / f"smoke-{mode}.json"
     extra = CLUSTER.spark_args(workdir) if mode == "cluster" else ["--master", "local[2]"]
     cmd = [
-        sys.executable, "-m", "stretch.smoke", "--bootstrap-servers", CLUSTER.bootstrap_servers,
+        sys.executable, "-m", "kafka_smoke", "--bootstrap-servers", CLUSTER.bootstrap_servers,
         "--spark-submit", os.path.join(os.path.dirname(sys.executable), "spark-submit"),
         "--jars", str(REPO / "testbed/dist/spark-jars"), "--records-per-partition", str(RECORDS_PER_PARTITION),
         "--client-config", str(CLUSTER.client_config_file(workdir, "kafka-smoke")), "--no-control",

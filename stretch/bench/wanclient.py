@@ -40,9 +40,9 @@ import time
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from kafka_group_source import read_client_config
 from stretch.loadtest import harness
 from stretch.producer import PerPartitionProducer
-from stretch.smoke.checks import read_client_config
 
 HEADER = struct.Struct("!QQ")  # monotonic ns when produced, sequence
 

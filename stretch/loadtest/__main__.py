@@ -23,7 +23,7 @@ import time
 import uuid
 from pathlib import Path
 
-from stretch.smoke.checks import read_client_config
+from kafka_group_source import read_client_config
 
 from . import harness, verify
 

@@ -27,7 +27,7 @@ import time
 
 from confluent_kafka import Consumer
 
-from stretch.smoke.checks import read_client_config
+from kafka_group_source import read_client_config
 
 from . import verify
 

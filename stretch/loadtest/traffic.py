@@ -1,13 +1,15 @@
 """A bulk client for the cross-DC traffic measurement: write a known number of bytes, or read a run's records back.
 
     python -m stretch.loadtest.traffic produce --bootstrap-servers H:P,... --topic traffic --records 20000 \\
-        --size 1024 --dc dc1 [--leader-local] --client-config FILE
+        --size 1024 --dc dc1 [--leader-local] [--rate 200] --client-config FILE
     python -m stretch.loadtest.traffic consume --bootstrap-servers H:P,... --topic traffic --from-offsets JSON \\
         [--rack dc1] --client-config FILE
 
 `produce` writes keyless records of --size bytes, acks=all, uncompressed, in
 turn to each partition, or with --leader-local only to the partitions whose
-leader is in --dc: the writes then cross the DC link only as replication.
+leader is in --dc: the writes then cross the DC link only as replication
+(or, run in another DC, only the writes and their acks cross); with --rate,
+at that many records a second.
 `consume` reads every partition from the given offsets to its end, as
 client.rack --rack (follower fetching) or without one (from the leaders).
 Each prints one JSON line: records, value bytes, and the partitions used.
@@ -22,7 +24,7 @@ import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from stretch.smoke.checks import read_client_config
+from kafka_group_source import read_client_config
 
 from . import harness
 
@@ -48,8 +50,12 @@ def produce(config, args):
             failed.append(err.str())
 
     value = b"x" * args.size
-    deadline = time.monotonic() + args.timeout
+    began = time.monotonic()
+    deadline = began + args.timeout
     for i in range(args.records):
+        if args.rate:
+            # Paced: the delivery reports are served while the writer waits for its next record's time.
+            producer.poll(max(0.0, began + i / args.rate - time.monotonic()))
         while True:
             try:
                 producer.produce(args.topic, value, partition=partitions[i % len(partitions)], on_delivery=delivered)
@@ -113,6 +119,7 @@ def parse_args(argv=None):
     p.add_argument("--size", type=int, default=1024, help="bytes per record's value")
     p.add_argument("--dc", help="the producer's DC (with --leader-local)")
     p.add_argument("--leader-local", action="store_true", help="write only to partitions led from --dc")
+    p.add_argument("--rate", type=float, default=0, help="produce: records a second (0: as fast as it can)")
     p.add_argument("--from-offsets", default="{}", help='consume: {"partition": offset, ...} as JSON')
     p.add_argument("--rack", help="consume: the client.rack to read as")
     p.add_argument("--timeout", type=float, default=300, help="seconds, at most")

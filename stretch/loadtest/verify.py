@@ -15,6 +15,9 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+# A member's partitions at a time, from its timeline: the same reading as the kafka-group source's members'.
+from kafka_group_source.delivery import owned_at
+
 VALUE_PREFIX = b"LOAD"
 
 
@@ -214,16 +217,6 @@ def owned_over_time(events):
             continue
         timeline.append((event["t"], frozenset(owned)))
     return timeline
-
-
-def owned_at(timeline, t):
-    """The partitions a member owned at time t."""
-    current = frozenset()
-    for at, owned in timeline:
-        if at > t:
-            break
-        current = owned
-    return current
 
 
 def takeover(events, dead, killed_at):

@@ -30,7 +30,7 @@ import time
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from stretch.smoke.checks import read_client_config
+from kafka_group_source import read_client_config
 
 from . import records
 

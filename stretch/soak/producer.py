@@ -34,7 +34,7 @@ from pathlib import Path
 
 from confluent_kafka import KafkaException, Producer
 
-from stretch.smoke.checks import read_client_config
+from kafka_group_source import read_client_config
 
 from . import records
 

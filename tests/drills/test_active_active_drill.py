@@ -3,8 +3,10 @@ the short one (a, b, c and e, 1 calm minute) runs in `make test` and alone as `m
 
 Against the running testbed (make up converge), over its WAN, with the load
 harness writing (acks=all, idempotent, run-tagged records) throughout, the
-streaming job (smoke.active_job with the kafka_group source) runs on both
-DCs' Spark clusters in one consumer group (playbooks/streaming.yml):
+demo job (examples/consumer/jobs/active_active.py, written against the
+kafka-group-source package's public API only, an entry of spark_stream_jobs in
+the inventory) runs on both DCs' Spark clusters in one consumer group,
+deployed by playbooks/streaming.yml:
 
 a. both jobs are in the group, each owns about half of the partitions, and
    each DC's Spark host (the job's driver and executors) receives at least
@@ -45,10 +47,13 @@ import yaml
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from stretch import dcnet
+from kafka_group_source import delivery
+from kafka_group_source.plan import key
+from kafka_group_source.sink import parse_lines
+from kafka_smoke import locality
+from stretch import activeactive, dcnet
 from stretch.cluster import REPO, playbook, wait_until
 from stretch.drill import Load, lag_rise_and_fall
-from stretch.smoke import groupsink, locality
 from stretch.spark_cluster import SparkNode
 
 REPORTS = REPO / "reports"
@@ -61,8 +66,9 @@ LOCAL_SHARE = 0.99
 # The ratio itself is about 1.43 at this drill's load (small fetch responses of a few 512-byte records
 # each: framing, TLS and TCP/IP headers weigh), the same in both DCs.
 BROKERS_RATIO_SPREAD = 0.05
-UNIT = "spark-stream-active"
-STATE = "/var/lib/spark-stream/active"
+JOB = "active"  # the demo job's entry in spark_stream_jobs
+UNIT = f"spark-stream-{JOB}"
+STATE = f"/var/lib/spark-stream/{JOB}"
 TOPIC = "load"
 
 
@@ -73,18 +79,16 @@ class SparkHost(SparkNode):
         return self.run(f"cat {STATE}/sink/{name} 2>/dev/null || true")
 
     def events(self):
-        return groupsink.parse_lines(self.read("events.jsonl"))
+        return parse_lines(self.read("events.jsonl"))
 
     def batches(self):
-        return groupsink.parse_lines(self.read("batches.jsonl"))
+        return parse_lines(self.read("batches.jsonl"))
 
     def rows(self):
-        return [
-            tuple(r) for r in groupsink.parse_lines(self.run(f"cat {STATE}/sink/batch-*.jsonl 2>/dev/null || true"))
-        ]
+        return [tuple(r) for r in parse_lines(self.run(f"cat {STATE}/sink/batch-*.jsonl 2>/dev/null || true"))]
 
     def owned(self, at=None):
-        return groupsink.owned_at(groupsink.owned_over_time(self.events()), at or time.time())
+        return delivery.owned_at(delivery.owned_over_time(self.events()), at or time.time())
 
     def main_pid(self):
         return int(self.run(f"systemctl show {UNIT} --property=MainPID --value").strip() or 0)
@@ -150,13 +154,14 @@ def reset_group(cluster):
             return False
 
     assert wait_until(moved, timeout=90, interval=5), f"group {group}'s offsets could not be set: {errors[-3:]}"
-    return {groupsink.key(TOPIC, p) for p in topic.partitions}
+    return {key(TOPIC, p) for p in topic.partitions}
 
 
 def stream_group():
-    """The job's group: kafka_stream_group (the testbed keeps the default), or STRETCH_STREAM_GROUP."""
-    defaults = yaml.safe_load((REPO / "roles/kafka/defaults/main.yml").read_text())
-    return os.environ.get("STRETCH_STREAM_GROUP", defaults["kafka_stream_group"])
+    """The demo job's group: its entry's in spark_stream_jobs (examples/consumer/inventory), or STRETCH_STREAM_GROUP."""
+    jobs = yaml.safe_load((REPO / "examples/consumer/inventory/group_vars/spark.yml").read_text())["spark_stream_jobs"]
+    (job,) = [j for j in jobs if j["name"] == JOB]
+    return os.environ.get("STRETCH_STREAM_GROUP", job["group"])
 
 
 def lag_seen(prometheus, group, dc, calm_start, killed_at, taken_at, settled_until):
@@ -175,8 +180,6 @@ def test_active_active_drill(cluster, prometheus):
     first, second = drill.first, drill.second
     racks = {n.node_id: n.dc for n in cluster.brokers}
     hosts = {n.node_id: n.address for n in cluster.brokers}
-    stream = {"spark_stream_fetch_stats": True}
-
     # A clean start: no job, no checkpoint or sink, the group at the topic's end.
     drill.playbook("streaming", stream_state="stopped")
     for host in drill.hosts.values():
@@ -184,9 +187,9 @@ def test_active_active_drill(cluster, prometheus):
     drill.partitions = reset_group(cluster)
 
     with Load(cluster, WORKDIR / "load", "the active/active drill", {"loads": {}}):
-        drill.playbook("streaming", **stream)
+        drill.playbook("streaming")
         pids = {dc: h.main_pid() for dc, h in drill.hosts.items()}
-        again = drill.playbook("streaming", **stream)
+        again = drill.playbook("streaming")
         drill.check("each DC's job is the same process after the second start", pids == {
             dc: h.main_pid() for dc, h in drill.hosts.items()} and all(pids.values()), pids)  # fmt: skip
         drill.check("a second start changes nothing and starts no second copy", again.ok and again.changed == 0,
@@ -216,7 +219,7 @@ def test_active_active_drill(cluster, prometheus):
             for where, after in received_after.items()
         }
         drill.figures["received_calm"] = received
-        changes = {dc: groupsink.changes_between(h.events(), calm_start, calm_end) for dc, h in drill.hosts.items()}
+        changes = {dc: delivery.changes_between(h.events(), calm_start, calm_end) for dc, h in drill.hosts.items()}
         drill.check(f"(a) no assignment change in {CALM_SECONDS} calm seconds over the WAN",
                     not any(changes.values()), changes)  # fmt: skip
         calm_batches = {
@@ -224,7 +227,7 @@ def test_active_active_drill(cluster, prometheus):
         }
         rows = {dc: h.rows() for dc, h in drill.hosts.items()}
         calm_rows = {dc: calm_window_rows(rows[dc], calm_batches[dc]) for dc in drill.hosts}
-        drill.figures["locality_by_rows"] = {dc: groupsink.locality(calm_rows[dc], racks, dc) for dc in drill.hosts}
+        drill.figures["locality_by_rows"] = {dc: activeactive.locality(calm_rows[dc], racks, dc) for dc in drill.hosts}
         local = {dc: kernel_locality(received[dc], dc) for dc in drill.hosts}
         drill.figures["locality"] = local
         drill.check(f"(a) each job's Spark host received at least {LOCAL_SHARE:.0%} of its Kafka bytes from its own "
@@ -241,11 +244,11 @@ def test_active_active_drill(cluster, prometheus):
         killed_at = time.time()
         drill.hosts[second].run(f"systemctl kill --signal=SIGKILL {UNIT}")
         taken = wait_until(
-            lambda: groupsink.takeover(drill.hosts[first].batches(), owned_before, killed_at)["all_seconds"],
+            lambda: delivery.takeover(drill.hosts[first].batches(), owned_before, killed_at)["all_seconds"],
             timeout=120,
             interval=2,
         )
-        takeover = groupsink.takeover(drill.hosts[first].batches(), owned_before, killed_at)
+        takeover = delivery.takeover(drill.hosts[first].batches(), owned_before, killed_at)
         drill.figures["takeover"] = takeover
         drill.figures["takeover_s"] = takeover["first_seconds"]
         drill.check(f"(b) {first}'s job reads every partition {second}'s job owned", taken, takeover)
@@ -282,14 +285,14 @@ def test_active_active_drill(cluster, prometheus):
     run_id = json.loads((WORKDIR / "load" / "load.json").read_text())["run_id"]
 
     def verdict():
-        return groupsink.judge({dc: h.rows() for dc, h in drill.hosts.items()}, acked, run_id)
+        return activeactive.judge({dc: h.rows() for dc, h in drill.hosts.items()}, acked, run_id)
 
     wait_until(lambda: verdict()["missing"] == 0, timeout=300, interval=5)
     result = verdict()
     events = {dc: h.events() for dc, h in drill.hosts.items()}
     batches = {dc: h.batches() for dc, h in drill.hosts.items()}
-    moves = groupsink.handovers(events)
-    bound = groupsink.duplicate_bound(result["duplicates_by_partition"], moves, batches)
+    moves = delivery.handovers(events)
+    bound = delivery.duplicate_bound(result["duplicates_by_partition"], moves, batches)
     drill.check("(e) every acknowledged record is in the sinks", result["acked"] and result["missing"] == 0,
                 f"{result['missing']} of {result['acked']} missing {result['missing_sample']}")  # fmt: skip
     drill.check("(e) duplicates at most one batch per partition per handover",
@@ -338,7 +341,7 @@ def calm_window_rows(rows, batches):
             spans.setdefault(name, []).append((first, last))
     out = []
     for row in rows:
-        name = groupsink.key(row[0], row[1])
+        name = key(row[0], row[1])
         if any(first <= row[2] <= last for first, last in spans.get(name, ())):
             out.append(row)
     return out

@@ -3,7 +3,7 @@
 Against the running testbed (make up converge), with the load harness
 writing (acks=all, idempotent) throughout:
 
-1. the streaming job (roles/kafka_smoke/files/smoke/stream_job.py) starts in
+1. the streaming job (kafka_smoke.stream_job, packages/kafka-smoke) starts in
    the first DC, on that DC's Spark cluster, with kafka.client.rack set to it;
 2. every node is restarted, one at a time (playbooks/rolling_restart.yml);
 3. the second broker DC is lost and brought back (dc_failover.yml,
@@ -32,12 +32,13 @@ import subprocess
 import sys
 import time
 
-from stretch import dcnet
+from kafka_group_source.sink import read_sink
+from kafka_smoke import netcount
+from kafka_smoke.submit import app_command, submit_command, submit_env
+from stretch import dcnet, streamsink
 from stretch.cluster import REPO, playbook, wait_until
 from stretch.drill import load_problems
 from stretch.loadtest.background import BackgroundLoad
-from stretch.smoke import netcount, streamsink
-from stretch.smoke.submit import app_command, submit_command, submit_env
 
 REPORTS = REPO / "reports"
 SPARK_JARS = REPO / "testbed/dist/spark-jars"
@@ -65,7 +66,7 @@ class StreamJob:
         # The DC's cluster admits it with that cluster's secret, from a private file.
         properties = cluster.spark_properties_file(workdir, dc)
         submit = submit_command(SPARK_SUBMIT, spark["master"], f"kafka-stream-{dc}", str(SPARK_JARS), confs, properties)
-        self.cmd = app_command(submit, "smoke.stream_job", workdir, [
+        self.cmd = app_command(submit, "kafka_smoke.stream_job", [
             "--bootstrap-servers", cluster.bootstrap_servers, "--topic", "load", "--client-rack", dc,
             "--client-config", str(client_config_file), "--checkpoint", str(workdir / "checkpoint"),
             "--sink", str(workdir / "sink"), "--stop-file", str(self.stop_file),
@@ -75,7 +76,7 @@ class StreamJob:
     def start(self):
         with self.log.open("w") as log:
             self.process = subprocess.Popen(  # noqa: S603  fixed arguments
-                self.cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=submit_env()
+                self.cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=submit_env(SPARK_SUBMIT)
             )
         return self
 
@@ -110,7 +111,7 @@ class Drill:
         self.phases.append({"phase": name, "dc": dc, "start": began, "end": time.time()})
 
     def batches(self):
-        return streamsink.read_sink(self.sink)[1]
+        return read_sink(self.sink)[1]
 
     def wait_for_batches(self, dc, timeout=180):
         """Until the job in dc has written a batch with records."""
@@ -184,7 +185,7 @@ def test_stream_drill(cluster):
         run_id = load.report()["run_id"]
 
         def drained():
-            files, _ = streamsink.read_sink(drill.sink)
+            files, _ = read_sink(drill.sink)
             return streamsink.judge(streamsink.rows_of(files), acked, run_id)["missing"] == 0
 
         drill.phase(f"drain in {second}", second, lambda: wait_until(drained, timeout=180, interval=3))
@@ -196,7 +197,7 @@ def test_stream_drill(cluster):
         samples = sampler.stop()
         host_samples = {dc: one.stop() for dc, one in hosts.items()}
 
-    files, batches = streamsink.read_sink(drill.sink)
+    files, batches = read_sink(drill.sink)
     verdict = streamsink.judge(streamsink.rows_of(files), acked, run_id)
     drill.figures["sink"] = verdict
     problems = load_problems(load.report())
@@ -223,7 +224,7 @@ def test_stream_drill(cluster):
         records = sum(b["records"] for b in in_phase)
         crossed = crossed_into(samples, p["dc"], p["start"], p["end"])
         got = counted_between(host_samples[p["dc"]], p["start"], p["end"])
-        read = sum(r[4] for r in streamsink.rows_of(files, {b["batch"] for b in in_phase}))
+        read = sum(r[5] for r in streamsink.rows_of(files, {b["batch"] for b in in_phase}))
         seconds = p["end"] - p["start"]
         figures.append({
             "phase": p["phase"], "dc": p["dc"], "seconds": round(seconds, 1), "records": records,

@@ -32,6 +32,8 @@ def project(tmp_path_factory):
     copy.mkdir()
     shutil.copy(CONSUMER / "ansible.cfg", copy / "ansible.cfg")
     shutil.copytree(CONSUMER / "inventory", copy / "inventory")
+    # The operator's own streaming jobs, which its inventory names beside itself (spark_stream_jobs).
+    shutil.copytree(CONSUMER / "jobs", copy / "jobs")
     requirements = yaml.safe_load((CONSUMER / "requirements.yml").read_text())
     (artifact,) = requirements["collections"]
     artifact["name"] = str((CONSUMER / artifact["name"]).resolve())

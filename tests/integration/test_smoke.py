@@ -1,17 +1,22 @@
-"""The smoke test against the running cluster: locality per DC, the control read, and bad input.
+"""The smoke test against the running cluster: locality per DC, the control read, other clients crossing
+between the DCs meanwhile, and bad input.
 
-Runs the smoke job that playbooks/smoke_test.yml runs (`python -m smoke` from the role's files), as the
-installed `stretch.smoke`, with each DC's Spark cluster's secret in a private file as the role writes it.
+Runs the smoke test that playbooks/smoke_test.yml runs (`python -m kafka_smoke`, the kafka-smoke package the
+role installs on its runner), installed here, with each DC's Spark cluster's secret in a private file as the
+role writes it.
 """
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from stretch import dcnet
 from stretch.cluster import REPO
 from stretch.loadtest.background import BackgroundLoad
 
@@ -22,7 +27,7 @@ SMOKE_USER = "kafka-smoke"
 
 def smoke(cluster, tmp_path, *args, bootstrap=None, client_config_file=None):
     cmd = [
-        sys.executable, "-m", "stretch.smoke",
+        sys.executable, "-m", "kafka_smoke",
         "--bootstrap-servers", bootstrap or cluster.bootstrap_servers,
         "--spark-submit", os.path.join(os.path.dirname(sys.executable), "spark-submit"),
         "--jars", str(SPARK_JARS),
@@ -72,6 +77,64 @@ def test_each_dc_reads_locally_on_its_own_spark_cluster_and_the_control_read_cro
     # What crossed into the first DC is what the second DC's brokers served it.
     assert 0.35 <= control["crossed"]["share"] <= 0.65, control["crossed"]
     assert control["crossed"]["bytes_by_pair"][f"{second}->{first}"] == control["crossed"]["bytes_in"]
+
+
+# A producer in each DC writing to the other DC's leaders, as the second topology's did when its smoke test failed.
+CROSS_RATE = 200  # records a second, of 1 KiB
+
+
+def stop(process):
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+
+
+def test_the_router_counts_only_the_reads_own_bytes_while_other_clients_cross_between_the_dcs(cluster, tmp_path):
+    # Each DC's producer (in the DC's own network, at its .250 address) writes to the partitions the other DC's
+    # brokers lead, for the whole smoke test: its writes cross one way and its acks the other, through the
+    # router that counts what crosses into each read's hosts. Those are not the reads' bytes: the smoke test
+    # passes, each DC's read under 1% crossed, while the router's whole-network count sees the producers cross.
+    first, second = cluster.dcs
+    config = cluster.client_config_file(tmp_path)
+    report_path = tmp_path / "smoke.json"
+    with contextlib.ExitStack() as stack:
+        whole = stack.enter_context(dcnet.RoutedBytes(cluster.dcs, [cluster.client_port]))
+        before = whole.read()
+        producers = {}
+        for dc, other in ((first, second), (second, first)):
+            client = stack.enter_context(dcnet.DcClient(dc))
+            log = stack.enter_context((tmp_path / f"producer-{dc}.log").open("w"))
+            cmd = [
+                sys.executable, "-m", "stretch.loadtest.traffic", "produce",
+                "--bootstrap-servers", cluster.bootstrap_servers, "--topic", "traffic", "--client-config", str(config),
+                "--dc", other, "--leader-local", "--records", str(CROSS_RATE * 1200), "--rate", str(CROSS_RATE),
+                "--size", "1024", "--timeout", "1500",
+            ]  # fmt: skip
+            producers[dc] = subprocess.Popen(client.wrap(cmd), cwd=REPO, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
+            stack.callback(stop, producers[dc])
+        time.sleep(15)
+        writing = {dc: p.poll() is None for dc, p in producers.items()}
+        proc = smoke(cluster, tmp_path, "--dc", first, "--dc", second, *cluster.spark_args(tmp_path),
+                     "--report", str(report_path))  # fmt: skip
+        still = {dc: p.poll() is None for dc, p in producers.items()}
+        crossed = dcnet.between(before, whole.read())
+    logs = {dc: (tmp_path / f"producer-{dc}.log").read_text()[-1000:] for dc in producers}
+    assert all(writing.values()), (writing, logs)
+    assert all(still.values()), (still, logs)
+    # The producers did cross, both ways (each writes about 200 KB/s for the minutes the smoke test takes).
+    for pair in ((first, second), (second, first)):
+        assert crossed[pair][0] >= 1_000_000, (pair, crossed)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    reads = {read["dc"]: read for read in json.loads(report_path.read_text())["reads"]}
+    for dc in (first, second):
+        assert reads[dc]["crossed"]["share"] <= 0.01, reads[dc]["crossed"]
+        assert not reads[dc]["problems"], reads[dc]["problems"]
+    # The control read still crosses, and the router sees it: the count is of the reads, not of nothing.
+    assert 0.35 <= reads[None]["crossed"]["share"] <= 0.65, reads[None]["crossed"]
 
 
 def test_the_kernel_counts_only_the_jobs_own_bytes_while_other_clients_on_this_host_read(cluster, tmp_path):

@@ -2,7 +2,7 @@
 
 Writes a crafted data set to a scratch topic (one partition): a gap, a
 duplicated sequence number, a payload that fails its checksum and a record
-of another run. Then runs the smoke job (smoke.job) with spark-submit over exactly those
+of another run. Then runs the smoke job (kafka_smoke.job) with spark-submit over exactly those
 offsets and checks what it reports.
 """
 
@@ -16,9 +16,11 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
+from kafka_smoke import records
+from kafka_smoke.submit import app_command, submit_command, submit_env
 from stretch.cluster import REPO, create_topic
-from stretch.smoke import records
-from stretch.smoke.submit import app_command, submit_command, submit_env
+
+SPARK_SUBMIT = os.path.join(os.path.dirname(sys.executable), "spark-submit")
 
 
 @pytest.fixture
@@ -54,14 +56,14 @@ def test_the_spark_job_reports_each_kind_of_fault(cluster, scratch_topic, tmp_pa
         "partitions": {"0": {"start": 0, "end": len(values), "expected": 10}},
     }))  # fmt: skip
     seen_path = tmp_path / "seen.json"
-    submit = submit_command(os.path.join(os.path.dirname(sys.executable), "spark-submit"), "local[2]",
+    submit = submit_command(SPARK_SUBMIT, "local[2]",
                             "kafka-smoke-faults", str(REPO / "testbed/dist/spark-jars"), [])  # fmt: skip
     proc = subprocess.run(
-        app_command(submit, "smoke.job", tmp_path, [
+        app_command(submit, "kafka_smoke.job", [
             "--manifest", str(manifest), "--bootstrap-servers", cluster.bootstrap_servers,
             "--client-rack", cluster.brokers[0].dc, "--out", str(seen_path),
             "--client-config", str(cluster.client_config_file(tmp_path))]),
-        cwd=REPO, capture_output=True, text=True, timeout=600, env=submit_env(),
+        cwd=REPO, capture_output=True, text=True, timeout=600, env=submit_env(SPARK_SUBMIT),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     seen = json.loads(seen_path.read_text())

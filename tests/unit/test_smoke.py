@@ -2,7 +2,9 @@
 
 import base64
 import hashlib
+import ipaddress
 import json
+import re
 import time
 from types import SimpleNamespace
 
@@ -10,13 +12,9 @@ import pytest
 from confluent_kafka import Producer
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
-from ansible_collections.stretch.kafka.plugins.filter.spark_config import (
-    package_files,
-    smoke_spark_files,
-    smoke_spark_problems,
-)
-from stretch.smoke import checks, locality, netcount, records
-from stretch.smoke.run import dc_networks, parse_args, problems, spark_clusters
+from ansible_collections.stretch.kafka.plugins.filter.spark_config import smoke_spark_files, smoke_spark_problems
+from kafka_smoke import checks, locality, netcount, records, run, submit
+from kafka_smoke.run import dc_networks, parse_args, problems, reading_hosts, spark_clusters
 
 METRICS = """# HELP kafka_server_brokertopicmetrics_bytesout_total Bytes out
 # TYPE kafka_server_brokertopicmetrics_bytesout_total counter
@@ -74,7 +72,24 @@ def test_locality_ratio_from_two_scrapes():
     assert result["bytes_by_broker"] == {"101": 1000, "102": 980, "201": 20}
     assert result["bytes_by_dc"] == {"dc1": 1980, "dc2": 20}
     assert result["locality_ratio"] == pytest.approx(0.99)
-    assert locality.locality({}, {101: 1, 201: 1}, racks, None)["locality_ratio"] is None
+    assert locality.locality({101: 0, 201: 0}, {101: 1, 201: 1}, racks, None)["locality_ratio"] is None
+
+
+def test_a_counter_that_went_back_is_a_broker_restart_and_the_read_is_not_judged():
+    racks = {101: "dc1", 102: "dc1", 201: "dc2"}
+    before, after = {101: 500, 102: 0, 201: 900}, {101: 1500, 102: 700, 201: 40}
+    with pytest.raises(checks.SmokeError, match="broker 201's BytesOut counter went from 900 to 40") as reset:
+        locality.locality(before, after, racks, "dc1")
+    assert type(reset.value).__name__ == "CounterReset", "run() tells a counter reset from a refusal by its type"
+    with pytest.raises(checks.SmokeError, match="broker 102's BytesOut counter was not read before the read"):
+        locality.locality({101: 500, 201: 900}, after, racks, "dc1")
+    with pytest.raises(checks.SmokeError, match="broker 201's BytesOut counter was not read after the read"):
+        locality.locality(before, {101: 1500, 102: 700}, racks, "dc1")
+
+
+def test_a_read_whose_locality_cannot_be_judged_fails_naming_the_broker():
+    unjudged = {**read("dc1", {}, None), "unjudged": "broker 201's BytesOut counter went from 900 to 40"}
+    assert problems(unjudged, args()) == ["locality not judged: broker 201's BytesOut counter went from 900 to 40"]
 
 
 def args(**kw):
@@ -131,7 +146,7 @@ def test_local_master_needs_nothing(monkeypatch):
     def no_connection(*args):
         raise AssertionError(f"a local master needs no connection, yet {args} was tried")
 
-    monkeypatch.setattr(checks, "_reachable", no_connection)
+    monkeypatch.setattr(checks, "reachable", no_connection)
     assert checks.check_spark_master("local[2]") is None
     with pytest.raises(AssertionError, match="needs no connection"):
         checks.check_spark_master("spark://127.0.0.1:7077")
@@ -149,12 +164,6 @@ def test_dc_must_match_a_broker_rack():
     assert checks.check_dcs(["dc1", "dc2"], brokers) is None
     with pytest.raises(checks.SmokeError, match="DC 'DC1' matches no broker rack .*dc1, dc2"):
         checks.check_dcs(["DC1"], brokers)
-
-
-@pytest.mark.parametrize("bootstrap", ["", "nohostport", "127.0.0.1:1"])
-def test_bad_bootstrap_is_refused(bootstrap):
-    with pytest.raises(checks.SmokeError):
-        checks.check_bootstrap(bootstrap, timeout=1)
 
 
 def test_network_and_broker_counters_must_agree():
@@ -220,7 +229,92 @@ def test_routed_ruleset_counts_each_dc_pair_of_the_listeners_replies():
     assert "dport" not in rules
     listing = json.dumps({"nftables": [{"counter": {"name": "dc1_to_dc2", "bytes": 7, "packets": 1}}]})
     with pytest.raises(RuntimeError, match="dc2_to_dc1 not found in table t"):
-        netcount.parse_routed(listing, "t", ["dc1", "dc2"])
+        netcount.parse_routed(listing, "t", netcount.routed_pairs({"dc1": "10.0.1.0/24", "dc2": "10.0.2.0/24"}))
+
+
+SUBNETS = {"dc1": "10.0.1.0/24", "dc2": "10.0.2.0/24"}
+# Each DC's read: its Spark worker, and the runner's address on the DC's network (the driver's).
+READERS = {"dc1": ["10.0.1.20", "10.0.1.1"], "dc2": ["10.0.2.20", "10.0.2.1"]}
+RULE = re.compile(
+    r"ip saddr (?P<src>\S+) ip daddr (?:\{ (?P<dsts>[^}]*) \}|(?P<dst>\S+)) meta l4proto tcp "
+    r"th (?P<dir>sport|dport) \{ (?P<ports>[^}]*) \} counter name (?P<counter>\w+)"
+)
+
+
+def counted(ruleset, hook, src, dst, sport, dport):
+    """The counters a TCP segment from src:sport to dst:dport feeds at the hook, by the ruleset's own rules."""
+    chain = ruleset.split(f"hook {hook} ", 1)[1].split("\n    }", 1)[0] if f"hook {hook} " in ruleset else ""
+    hit = []
+    for line in chain.splitlines():
+        rule = RULE.search(line)
+        if not rule:
+            continue
+        dsts = rule["dsts"].split(", ") if rule["dsts"] else []
+        to = dst in dsts if dsts else ipaddress.ip_address(dst) in ipaddress.ip_network(rule["dst"])
+        port = sport if rule["dir"] == "sport" else dport
+        if ipaddress.ip_address(src) in ipaddress.ip_network(rule["src"]) and to and str(port) in rule["ports"]:
+            hit.append(rule["counter"])
+    return hit
+
+
+def test_the_router_counts_only_what_crosses_into_the_reads_own_hosts():
+    rules = netcount.routed_ruleset("t", SUBNETS, [9093], readers=READERS)
+    # A dc2 broker's fetch response to dc1's Spark worker crosses the router: the read's own bytes.
+    assert counted(rules, "forward", "10.0.2.11", "10.0.1.20", 9093, 40000) == ["dc2_to_dc1"]
+    # The same to a producer in dc1 writing to dc2's leaders (its acks), or to any other client of dc1: not the read.
+    assert counted(rules, "forward", "10.0.2.11", "10.0.1.250", 9093, 40000) == []
+    assert counted(rules, "forward", "10.0.2.12", "10.0.1.33", 9093, 51000) == []
+    # The producer's requests to dc2's leaders, and replication between the brokers, are no listener's replies.
+    assert counted(rules, "forward", "10.0.1.250", "10.0.2.11", 40000, 9093) == []
+    assert counted(rules, "forward", "10.0.1.11", "10.0.2.11", 40000, 9091) == []
+    # The driver on the runner, at its address on dc1's network, is counted where the runner receives.
+    assert counted(rules, "input", "10.0.2.11", "10.0.1.1", 9093, 40000) == ["dc2_to_dc1"]
+    assert counted(rules, "input", "10.0.2.11", "10.0.2.1", 9093, 40000) == []
+    # dc2's own read, the other way.
+    assert counted(rules, "forward", "10.0.1.12", "10.0.2.20", 9093, 40000) == ["dc1_to_dc2"]
+
+
+def test_without_the_reads_hosts_the_router_counts_whole_networks_for_the_other_measurements():
+    rules = netcount.routed_ruleset("t", SUBNETS, [9093], directions=("dport", "sport"))
+    assert counted(rules, "forward", "10.0.2.11", "10.0.1.250", 9093, 40000) == ["dc2_to_dc1"]
+    assert counted(rules, "forward", "10.0.1.250", "10.0.2.11", 40000, 9093) == ["dc1_to_dc2"]
+    assert "hook input" not in rules
+
+
+def test_only_what_crosses_into_a_dc_that_reads_is_counted_and_a_reading_dc_needs_its_hosts():
+    rules = netcount.routed_ruleset("t", SUBNETS, [9093], readers={"dc1": READERS["dc1"]})
+    assert netcount.routed_pairs(SUBNETS, {"dc1": READERS["dc1"]}) == [("dc2", "dc1")]
+    assert counted(rules, "forward", "10.0.1.12", "10.0.2.20", 9093, 40000) == []
+    assert "dc1_to_dc2" not in rules
+    with pytest.raises(ValueError, match="DC 'dc2' has no reading host to count"):
+        netcount.routed_ruleset("t", SUBNETS, [9093], readers={"dc1": ["10.0.1.20"], "dc2": []})
+    with pytest.raises(ValueError, match="DC 'dc3' reads but has no network"):
+        netcount.routed_ruleset("t", SUBNETS, [9093], readers={"dc3": ["10.0.3.20"]})
+
+
+def test_each_reads_hosts_are_its_workers_and_the_driver_by_address(monkeypatch):
+    names = {"w1.dc1": "10.1.0.20", "w1.dc2": "10.2.0.20"}
+    monkeypatch.setattr(run.socket, "gethostbyname", lambda name: names.get(name, name))
+    masters = ["--dc-master=dc1=spark://m1:7077", "--dc-master=dc2=spark://m2:7077"]
+    confs = ["--dc-spark-conf=dc1:spark.driver.host=10.1.0.1", "--dc-spark-conf=dc2:spark.driver.host=10.2.0.1"]
+    networks = ["--dc-network=dc1=10.1.0.0/16", "--dc-network=dc2=10.2.0.0/16"]
+    a = cli(*masters, *confs, *networks, "--dc-hosts=dc1=w1.dc1", "--dc-hosts=dc2=w1.dc2")
+    assert reading_hosts(a, spark_clusters(a)) == {"dc1": ["10.1.0.1", "10.1.0.20"], "dc2": ["10.2.0.1", "10.2.0.20"]}
+    # Counting whole networks would take every other client's bytes: a DC without its hosts is refused.
+    lacking = cli(*masters, *confs, *networks, "--dc-hosts=dc1=w1.dc1")
+    with pytest.raises(checks.SmokeError, match="DC 'dc2' has no reading hosts \\(--dc-hosts dc2="):
+        reading_hosts(lacking, spark_clusters(lacking))
+    assert reading_hosts(cli(), spark_clusters(cli())) == {}
+
+
+def test_without_its_address_a_dcs_driver_is_reached_at_the_runners_address_toward_its_master(monkeypatch):
+    monkeypatch.setattr(run, "driver_address", {"spark://m1:7077": "10.1.0.1", "spark://m2:7077": "10.2.0.1"}.get)
+    a = cli(
+        "--dc-master=dc1=spark://m1:7077", "--dc-master=dc2=spark://m2:7077", "--dc-spark-conf=dc2:spark.driver.host=r2"
+    )
+    clusters = spark_clusters(a)
+    assert clusters["dc1"][1] == ["spark.driver.host=10.1.0.1"]
+    assert clusters["dc2"][1] == ["spark.driver.host=r2"]
 
 
 def test_received_ruleset_counts_what_a_host_gets_from_each_dcs_listeners_at_one_hook():
@@ -242,7 +336,8 @@ def cli(*extra):
     return parse_args(["--bootstrap-servers", "h:9093", "--dc", "dc1", "--dc", "dc2", *extra])
 
 
-def test_each_dcs_read_runs_on_its_own_cluster_and_the_control_read_on_the_first():
+def test_each_dcs_read_runs_on_its_own_cluster_and_the_control_read_on_the_first(monkeypatch):
+    monkeypatch.setattr(run, "driver_address", lambda master: "10.9.0.1")
     a = cli(
         "--dc-master=dc1=spark://m1:7077",
         "--dc-master=dc2=spark://m2:7077",
@@ -250,9 +345,10 @@ def test_each_dcs_read_runs_on_its_own_cluster_and_the_control_read_on_the_first
         "--dc-spark-properties=dc1=/p/dc1.properties",
         "--dc-spark-properties=dc2=/p/dc2.properties",
     )
-    assert spark_clusters(a) == {"dc1": ("spark://m1:7077", ["k=v"], "/p/dc1.properties"),
-                                 "dc2": ("spark://m2:7077", [], "/p/dc2.properties"),
-                                 None: ("spark://m1:7077", ["k=v"], "/p/dc1.properties")}  # fmt: skip
+    here = "spark.driver.host=10.9.0.1"
+    assert spark_clusters(a) == {"dc1": ("spark://m1:7077", ["k=v", here], "/p/dc1.properties"),
+                                 "dc2": ("spark://m2:7077", [here], "/p/dc2.properties"),
+                                 None: ("spark://m1:7077", ["k=v", here], "/p/dc1.properties")}  # fmt: skip
     assert spark_clusters(cli("--master", "local[3]")) == {dc: ("local[3]", [], None) for dc in ("dc1", "dc2", None)}
     local = cli("--master", "local[3]", "--spark-properties", "/p/default.properties")
     assert spark_clusters(local)[None] == ("local[3]", [], "/p/default.properties")
@@ -294,14 +390,20 @@ def test_dc_networks_need_every_dc_and_a_cluster_per_dc():
 
 
 def test_inventory_clusters_become_the_smoke_tests_arguments():
-    clusters = {"dc2": {"master": "spark://m2:7077"}, "dc1": {"master": "spark://m1:7077", "conf": ["a=b"]}}
-    assert smoke_cluster_args(clusters, {"dc1": "10.1.0.0/16"}, "/tmp/s") == [
+    clusters = {
+        "dc2": {"master": "spark://m2:7077", "hosts": ["w2"], "network": "10.2.0.0/16"},
+        "dc1": {"master": "spark://m1:7077", "conf": ["a=b"], "hosts": ["w1", "w1b"], "network": "10.1.0.0/16"},
+    }
+    assert smoke_cluster_args(clusters, "/tmp/s") == [
         "--spark-properties=/tmp/s/default.properties",
         "--dc-master=dc1=spark://m1:7077", "--dc-spark-conf=dc1:a=b", "--dc-spark-properties=dc1=/tmp/s/dc1.properties",
+        "--dc-network=dc1=10.1.0.0/16", "--dc-hosts=dc1=w1,w1b",
         "--dc-master=dc2=spark://m2:7077", "--dc-spark-properties=dc2=/tmp/s/dc2.properties",
-        "--dc-network=dc1=10.1.0.0/16"]  # fmt: skip
+        "--dc-network=dc2=10.2.0.0/16", "--dc-hosts=dc2=w2"]  # fmt: skip
     with pytest.raises(ValueError, match=r"kafka_smoke_spark_clusters\['dc1'\] needs a master"):
-        smoke_cluster_args({"dc1": {"conf": []}}, {}, "/tmp/s")
+        smoke_cluster_args({"dc1": {"conf": []}}, "/tmp/s")
+    with pytest.raises(ValueError, match=r"kafka_smoke_spark_clusters\['dc1'\] has a network but no hosts"):
+        smoke_cluster_args({"dc1": {"master": "spark://m1:7077", "network": "10.1.0.0/16"}}, "/tmp/s")
 
 
 SPARK_SECRETS = {"dc1": "dc1-spark-secret-0123456789", "dc2": "dc2-spark-secret-9876543210"}
@@ -352,18 +454,23 @@ def test_the_kafka_clients_own_log_lines_go_to_the_log_file_not_to_stderr(tmp_pa
     assert "%" not in capfd.readouterr().err, "a librdkafka log line went to stderr, where the summary shows it"
 
 
-def test_package_files_copies_each_module_under_its_own_name_in_name_order():
-    entries = package_files(["/c/smoke/run.py", "/c/smoke/__init__.py"], "/opt/job/smoke", "root", "spark")
-    assert entries == [
-        {"file": "/c/smoke/__init__.py", "dest": "/opt/job/smoke/__init__.py", "owner": "root", "group": "spark",
-         "mode": "0644"},
-        {"file": "/c/smoke/run.py", "dest": "/opt/job/smoke/run.py", "owner": "root", "group": "spark",
-         "mode": "0644"},
-    ]  # fmt: skip
-
-
-def test_package_files_refuses_nothing_to_copy_and_two_files_of_one_name():
-    with pytest.raises(ValueError, match="no files to copy into /opt/job/smoke"):
-        package_files([], "/opt/job/smoke", "root", "spark")
-    with pytest.raises(ValueError, match="/b/run.py and /a/run.py would both be /opt/job/smoke/run.py"):
-        package_files(["/a/run.py", "/b/run.py"], "/opt/job/smoke", "root", "spark")
+def test_spark_submit_runs_with_its_own_spark_home_whatever_python_drives_it(tmp_path, monkeypatch):
+    # The role's smoke test runs from a virtualenv of its own, without pyspark: a pip-installed spark-submit would
+    # look for pyspark with that Python, unless SPARK_HOME names its install.
+    release = tmp_path / "spark-4.0.0"
+    (release / "bin").mkdir(parents=True)
+    (release / "jars").mkdir()
+    (release / "bin" / "spark-submit").touch()
+    (tmp_path / "spark-submit").symlink_to(release / "bin" / "spark-submit")
+    assert submit.spark_home(tmp_path / "spark-submit") == str(release)
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "spark-submit").touch()
+    (venv / "python").write_text("#!/bin/sh\necho /venv/lib/python3.11/site-packages/pyspark\n")
+    (venv / "python").chmod(0o755)
+    assert submit.spark_home(venv / "spark-submit") == "/venv/lib/python3.11/site-packages/pyspark"
+    assert submit.spark_home(tmp_path / "nowhere" / "spark-submit") is None
+    monkeypatch.delenv("SPARK_HOME", raising=False)
+    assert submit.submit_env(str(tmp_path / "spark-submit"))["SPARK_HOME"] == str(release)
+    monkeypatch.setenv("SPARK_HOME", "/opt/spark")
+    assert submit.submit_env(str(tmp_path / "spark-submit"))["SPARK_HOME"] == "/opt/spark"

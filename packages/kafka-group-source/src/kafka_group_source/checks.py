@@ -1,0 +1,123 @@
+"""What the source checks against the cluster before it joins the group, and the group configs it sets.
+
+prepare(options) makes every check a job can make before it starts Spark,
+so that a bad setting stops the job with its name instead of failing the
+query later; the source's group member makes the cluster checks and sets the
+group configs again when it starts, so a job that skips prepare() gets the
+same refusals, as the query's failure.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+from confluent_kafka import KafkaException
+
+from .options import SettingError, Settings, check_client_config
+
+
+def reachable(host, port, timeout):
+    """Whether host:port accepts a TCP connection within timeout seconds."""
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def check_bootstrap(bootstrap_servers, timeout=5):
+    """At least one bootstrap address must accept a connection."""
+    addresses = [a.strip() for a in bootstrap_servers.split(",") if a.strip()]
+    if not addresses:
+        raise SettingError("no bootstrap servers given")
+    for address in addresses:
+        host, _sep, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise SettingError(f"bootstrap address {address!r} is not host:port")
+    if not any(reachable(*a.rsplit(":", 1), timeout) for a in addresses):
+        raise SettingError(f"no broker answers at the bootstrap address(es) {bootstrap_servers}")
+
+
+def check_cluster(admin, topics, dc, timeout=15):
+    """Every topic exists (and may be described) and dc is a broker's rack, from the cluster's metadata."""
+    try:
+        metadata = admin.list_topics(timeout=timeout)
+        nodes = admin.describe_cluster(request_timeout=timeout).result(timeout=timeout).nodes
+    except KafkaException as exc:
+        raise SettingError(f"cannot read the cluster's metadata: {exc}") from exc
+    for topic in topics:
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None:
+            why = f" ({found.error})" if found is not None else ""
+            raise SettingError(f"topic {topic!r} does not exist or may not be described by the job's user{why}")
+    racks = sorted({n.rack for n in nodes if n.rack})
+    if dc not in racks:
+        raise SettingError(
+            f"client.rack {dc!r} is no broker's rack (the brokers' racks are: {', '.join(racks) or 'none'}): "
+            "the executors would read from the leaders, wherever they are"
+        )
+
+
+def apply_group_configs(admin, group, configs, timeout=15, clock=time.monotonic, sleep=time.sleep):
+    """Set the group's configs (KIP-848: consumer.session.timeout.ms, consumer.heartbeat.interval.ms) and read
+    them back until the brokers hold them.
+
+    With group.protocol=consumer the brokers, not the clients, hold these, so
+    every DC's job of the group must set the same values. A value outside the
+    brokers' bounds (group.consumer.min/max.session.timeout.ms,
+    ...min/max.heartbeat.interval.ms) is refused, named.
+    """
+    if not configs:
+        return
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()]
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    wrong = {}
+    try:
+        for future in admin.incremental_alter_configs([resource]).values():
+            future.result(timeout=timeout)
+        # The brokers apply a group config once the controllers have committed it: read until it shows.
+        deadline = clock() + timeout
+        while True:
+            described = admin.describe_configs([ConfigResource(ResourceType.GROUP, group)])
+            found = next(iter(described.values())).result(timeout=timeout)
+            wrong = {
+                k: found[k].value if k in found else None
+                for k, v in configs.items()
+                if k not in found or found[k].value != v
+            }
+            if not wrong or clock() > deadline:
+                break
+            sleep(0.5)
+    except KafkaException as exc:
+        raise SettingError(
+            f"group {group!r}: the brokers refused {', '.join(f'{k}={v}' for k, v in configs.items())}: {exc}"
+        ) from exc
+    if wrong:
+        raise SettingError(f"group {group!r}: the brokers still hold {wrong} {timeout} s after setting {configs}")
+
+
+def default_admin(config):
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient(config)
+
+
+def prepare(options, admin_factory=default_admin, timeout=15):
+    """Every check of the options a job can make before it starts Spark; returns their Settings.
+
+    Judges the options, reads the client settings file (refused without the
+    login its SASL listener needs), reaches a bootstrap address, finds every
+    topic and the DC among the brokers' racks, and sets the group's session
+    timeout and heartbeat interval when the options give them. Raises
+    SettingError naming what is wrong.
+    """
+    settings = Settings.from_options(options)
+    check_client_config(settings.client_config)
+    check_bootstrap(settings.bootstrap_servers)
+    admin = admin_factory(settings.admin_config())
+    check_cluster(admin, settings.topics, settings.rack, timeout)
+    apply_group_configs(admin, settings.group, settings.group_configs(), timeout)
+    return settings

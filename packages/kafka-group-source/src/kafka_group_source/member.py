@@ -1,0 +1,371 @@
+"""The Kafka side of the source: the driver's group member and the executors' range reads.
+
+GroupMember (driver): one confluent-kafka consumer in the job's group
+(KIP-848, group.protocol=consumer). It never reads a record: it pauses
+every partition it is given, and a thread of its own polls it, which keeps
+it in the group and runs the rebalance callbacks. Spark's driver-side calls
+(latestOffset, partitions, commit) go through it to groupplan's Planner.
+
+read_range (executors): reads exactly one partition's [from, to) with
+assign(), never joining the group, as a client of the executor's DC
+(client.rack), so follower fetching serves it from that DC's replicas.
+
+The consumer, admin client and clock are passed in, so the logic runs in
+unit tests without a cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import socket
+import threading
+import time
+from pathlib import Path
+
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+from .checks import apply_group_configs, check_cluster, default_admin
+from .options import SourceError
+from .plan import Assignment, Planner, key, split_key
+
+# Errors after which the member can never be served: the query fails and
+# the job's supervisor starts it again.
+FATAL_CODES = {
+    KafkaError.GROUP_AUTHORIZATION_FAILED,
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.SASL_AUTHENTICATION_FAILED,
+    KafkaError._AUTHENTICATION,
+}
+
+
+class Events:
+    """The member's events, one JSON object a line, with the time and the DC; nothing when path is empty."""
+
+    def __init__(self, path, dc, clock=time.time):
+        self.path, self.dc, self.clock = Path(path) if path else None, dc, clock
+        self._lock = threading.Lock()
+        if self.path:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, event, **fields):
+        if not self.path:
+            return
+        line = json.dumps({"at": self.clock(), "dc": self.dc, "event": event, **fields}, sort_keys=True)
+        with self._lock, self.path.open("a") as out:
+            out.write(line + "\n")
+
+
+class GroupMember:
+    """The driver's consumer in the group: owns partitions, never reads them, commits finished batches."""
+
+    def __init__(self, settings, consumer, admin, events, clock=time.monotonic, poll_seconds=0.2, retries=3):
+        self.settings, self.consumer, self.admin, self.events = settings, consumer, admin, events
+        self.clock, self.poll_seconds, self.retries = clock, poll_seconds, retries
+        self.assignment = Assignment()
+        self.planner = Planner(self.assignment, settings.max_records)
+        self.error = None  # the first fatal error, raised at Spark's next call
+        self.stray_records = 0  # records the poll returned although every partition is paused
+        self._unread_since = {}  # {key: when its end offset was first unreadable}
+        self._stop = threading.Event()
+        self._thread = None
+        # Work for the consumer that must not run beside its poll: librdkafka hands a synchronous
+        # commit's result to the queue the poll serves, so a commit made on another thread while
+        # the poll runs never returns. The poll thread runs these between two polls.
+        self._requests = queue.Queue()
+
+    # -- the group ------------------------------------------------------------------------
+
+    def start(self):
+        self.consumer.subscribe(
+            list(self.settings.topics), on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+        )
+        self._thread = threading.Thread(target=self._poll_loop, name="group-member-poll", daemon=True)
+        self._thread.start()
+        self.events.write("started", group=self.settings.group, topics=list(self.settings.topics))
+        return self
+
+    def _poll_loop(self):
+        while not self._stop.is_set():
+            self._serve_requests()
+            try:
+                msg = self.consumer.poll(self.poll_seconds)
+            except Exception as exc:  # a rebalance callback failed, or the client did
+                self._fail(f"the group member's poll failed: {exc}")
+                return
+            if msg is None:
+                continue
+            err = msg.error()
+            if err is None:
+                self.stray_records += 1
+            elif err.fatal() or err.code() in FATAL_CODES:
+                self._fail(f"the group member got {err.name()}: {err.str()}")
+                return
+            else:
+                self.events.write("error", error=err.name(), detail=err.str())
+
+    def _serve_requests(self):
+        while True:
+            try:
+                call, done, out = self._requests.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                out["value"] = call()
+            except Exception as exc:  # handed back to the caller
+                out["error"] = exc
+            done.set()
+
+    def _on_poll_thread(self, call, timeout=60.0):
+        """call() on the poll thread when it runs (else here), and its result."""
+        if self._thread is None or not self._thread.is_alive() or threading.current_thread() is self._thread:
+            return call()
+        done, out = threading.Event(), {}
+        self._requests.put((call, done, out))
+        if not done.wait(timeout):
+            raise SourceError(f"the group member's poll thread did not serve a request in {timeout:.0f} s")
+        if "error" in out:
+            raise out["error"]
+        return out.get("value")
+
+    def _fail(self, message):
+        if self.error is None:
+            self.error = message
+            self.events.write("failed", error=message)
+
+    def _on_assign(self, consumer, partitions):
+        # Assigned and paused at once: this consumer only holds partitions for the job.
+        consumer.incremental_assign(partitions)
+        consumer.pause(partitions)
+        if not partitions:
+            return
+        starts = self._starts(partitions)
+        self.assignment.assigned(starts)
+        self.events.write("assigned", partitions=starts, owned=sorted(self.assignment.owned()))
+
+    def _on_revoke(self, consumer, partitions):
+        names = [key(tp.topic, tp.partition) for tp in partitions]
+        self.assignment.revoked(names)
+        if names:
+            self.events.write("revoked", partitions=sorted(names), owned=sorted(self.assignment.owned()))
+
+    def _on_lost(self, consumer, partitions):
+        names = [key(tp.topic, tp.partition) for tp in partitions]
+        self.assignment.revoked(names)
+        if names:
+            self.events.write("lost", partitions=sorted(names), owned=sorted(self.assignment.owned()))
+
+    def _starts(self, partitions):
+        """{key: start} of arriving partitions: the group's committed offset, or the starting position."""
+        wanted = [TopicPartition(tp.topic, tp.partition) for tp in partitions]
+        committed = self._retry("read the group's committed offsets", lambda: self.consumer.committed(wanted, 10))
+        out = {}
+        for tp in committed:
+            if tp.error is not None:
+                raise SourceError(f"committed offset of {key(tp.topic, tp.partition)}: {tp.error}")
+            if tp.offset >= 0:
+                out[key(tp.topic, tp.partition)] = tp.offset
+            else:
+                low, high = self._retry(
+                    "read a partition's first and end offsets",
+                    lambda tp=tp: self.consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), 10),
+                )
+                out[key(tp.topic, tp.partition)] = low if self.settings.starting_offsets == "earliest" else high
+        return out
+
+    def _retry(self, what, call):
+        for attempt in range(self.retries):
+            try:
+                return call()
+            except KafkaException as exc:
+                if attempt == self.retries - 1:
+                    raise SourceError(f"cannot {what}: {exc}") from exc
+                time.sleep(1)
+        raise AssertionError("unreachable")
+
+    # -- Spark's calls (the driver's source runner) --------------------------------------
+
+    def check(self):
+        if self.error:
+            raise SourceError(self.error)
+
+    def latest(self):
+        self.check()
+        owned = self.assignment.owned()
+        high = self.high_watermarks(sorted(owned))
+        return self.planner.latest(owned, high)
+
+    def high_watermarks(self, names):
+        """{key: end offset} of the partitions (read committed); a partition unreadable for longer than
+        offsets_timeout fails the query, a shorter outage only holds it back."""
+        if not names:
+            return {}
+        from confluent_kafka.admin import OffsetSpec
+
+        wanted = {TopicPartition(*split_key(name)): OffsetSpec.latest() for name in names}
+        out = {}
+        futures = self.admin.list_offsets(wanted, request_timeout=10)
+        for tp, future in futures.items():
+            name = key(tp.topic, tp.partition)
+            try:
+                out[name] = future.result().offset
+                self._unread_since.pop(name, None)
+            except KafkaException as exc:
+                since = self._unread_since.setdefault(name, self.clock())
+                self.events.write("offsets-unread", partition=name, error=str(exc))
+                if self.clock() - since > self.settings.offsets_timeout:
+                    raise SourceError(
+                        f"the end offset of {name} could not be read for {self.settings.offsets_timeout:.0f} s: {exc}"
+                    ) from exc
+        return out
+
+    def ranges(self, start, end):
+        self.check()
+        return self.planner.ranges(start, end)
+
+    def commit(self, end):
+        """Commit a finished batch's offsets for the partitions still owned in the same era (synchronously)."""
+        commit, skipped = self.planner.to_commit(end)
+        if skipped:
+            self.events.write("commit-skipped", partitions=skipped)
+        if not commit:
+            return commit
+        offsets = [TopicPartition(*split_key(name), offset) for name, offset in commit.items()]
+        return self._on_poll_thread(lambda: self._commit_now(commit, offsets))
+
+    def _commit_now(self, commit, offsets):
+        for attempt in range(self.retries):
+            try:
+                self.consumer.commit(offsets=offsets, asynchronous=False)
+                self.events.write("committed", offsets=commit)
+                return commit
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+                # Fenced or no longer in the group: the partitions are someone else's now.
+                if err is not None and (err.fatal() or not err.retriable()) or attempt == self.retries - 1:
+                    self.events.write("commit-failed", offsets=commit, error=str(exc))
+                    return {}
+                time.sleep(1)
+        return {}
+
+    def close(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        try:
+            self.consumer.close()  # leaves the group: the other members get its partitions at once
+        finally:
+            self.events.write("closed")
+
+
+# -- the executors -------------------------------------------------------------------------
+
+_READERS = {}  # one consumer per Python worker and settings, kept across tasks
+
+
+class _Reader:
+    def __init__(self, settings, factory):
+        self.stats = None
+        self.stats_at = 0.0
+        config = settings.reader_config()
+        if settings.fetch_stats:
+            config["stats_cb"] = self._on_stats
+        self.consumer = factory(config)
+
+    def _on_stats(self, raw):
+        self.stats = json.loads(raw)
+        self.stats_at = time.monotonic()
+
+    def broker(self, topic, partition):
+        """The broker the partition is fetched from now, by the last statistics (None: unknown)."""
+        try:
+            broker = self.stats["topics"][topic]["partitions"][str(partition)]["broker"]
+        except (KeyError, TypeError):
+            return None
+        return broker if broker >= 0 else None
+
+
+def reader_for(settings, factory):
+    found = _READERS.get(settings)
+    if found is None:
+        found = _READERS[settings] = _Reader(settings, factory)
+    return found
+
+
+def read_range(settings, topic, partition, start, end, factory, clock=time.monotonic):
+    """Rows (topic, partition, offset, timestamp ms, key, value, broker) of [start, end) of one partition.
+
+    Offsets missing inside the range (compaction, transaction markers) are
+    skipped; a range the log no longer holds, a client error, or a read that
+    does not reach end within read_timeout fails the task.
+    """
+    reader = reader_for(settings, factory)
+    consumer = reader.consumer
+    consumer.assign([TopicPartition(topic, partition, start)])
+    deadline = clock() + settings.read_timeout
+    rows, position = [], start
+    try:
+        while position < end:
+            if clock() > deadline:
+                raise SourceError(
+                    f"{key(topic, partition)}: read to {position} of [{start}, {end}) in {settings.read_timeout:.0f} s"
+                )
+            messages = consumer.consume(num_messages=min(500, end - position), timeout=0.5)
+            if not messages:
+                # Offsets with no record to give (a transaction's marker at the end) still move the position.
+                at = consumer.position([TopicPartition(topic, partition)])[0].offset
+                position = max(position, at if at is not None else position)
+                continue
+            for msg in messages:
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        continue
+                    raise SourceError(f"{key(topic, partition)}: reading [{start}, {end}) failed: {err.str()}")
+                if msg.topic() != topic or msg.partition() != partition or msg.offset() < position:
+                    continue
+                if msg.offset() >= end:
+                    position = end
+                    break
+                stamp = msg.timestamp()[1]
+                rows.append([topic, partition, msg.offset(), stamp if stamp >= 0 else None, msg.key(), msg.value()])
+                position = msg.offset() + 1
+    except BaseException:
+        _READERS.pop(settings, None)
+        consumer.close()
+        raise
+    broker = None
+    if settings.fetch_stats:
+        finished = time.monotonic()
+        stats_deadline = finished + 1.0
+        while reader.stats_at <= finished and time.monotonic() < stats_deadline:
+            consumer.poll(0.05)
+        broker = reader.broker(topic, partition)
+    # Assigned until its next range, librdkafka would go on fetching the
+    # partition into a queue the next assign() throws away: bytes the brokers
+    # serve and no batch holds (about five times what the job kept, measured).
+    try:
+        consumer.unassign()
+    except BaseException:
+        _READERS.pop(settings, None)
+        consumer.close()
+        raise
+    return [(*row, broker) for row in rows]
+
+
+def default_consumer(config):
+    from confluent_kafka import Consumer
+
+    return Consumer(config)
+
+
+def member_for(settings, consumer_factory=default_consumer, admin_factory=default_admin):
+    """The group member of settings, started: once its topics and DC are found in the cluster and the group's
+    configs the options give are set (SettingError otherwise, before it joins the group)."""
+    admin = admin_factory(settings.admin_config())
+    check_cluster(admin, settings.topics, settings.rack)
+    apply_group_configs(admin, settings.group, settings.group_configs())
+    events = Events(settings.events, settings.rack)
+    events.write("host", host=socket.gethostname(), pid=os.getpid())
+    return GroupMember(settings, consumer_factory(settings.member_config()), admin, events).start()

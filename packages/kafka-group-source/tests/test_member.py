@@ -1,0 +1,295 @@
+"""The group member on a fake consumer: its callbacks, commits, failures and the executors' range reads."""
+
+import json
+import threading
+import time
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+from kafka_group_source import member as groupmember
+from kafka_group_source.options import Settings, SourceError
+
+
+class StubConsumer:
+    def __init__(self, committed=None, watermarks=(0, 0), commit_errors=()):
+        self.committed_offsets = committed or {}
+        self.watermarks = watermarks
+        self.commit_errors = list(commit_errors)
+        self.assigned, self.paused, self.commits = [], [], []
+        self.closed = False
+
+    def incremental_assign(self, partitions):
+        self.assigned += partitions
+
+    def pause(self, partitions):
+        self.paused += partitions
+
+    def committed(self, partitions, timeout):
+        return [
+            TopicPartition(tp.topic, tp.partition, self.committed_offsets.get(tp.partition, -1001)) for tp in partitions
+        ]
+
+    def get_watermark_offsets(self, tp, timeout):
+        return self.watermarks
+
+    def commit(self, offsets, asynchronous):
+        assert asynchronous is False
+        if self.commit_errors:
+            raise KafkaException(self.commit_errors.pop(0))
+        self.commits.append({(tp.topic, tp.partition): tp.offset for tp in offsets})
+
+    def close(self):
+        self.closed = True
+
+
+class Result:
+    def __init__(self, offset=None, error=None):
+        self.offset_value, self.error = offset, error
+
+    def result(self):
+        if self.error:
+            raise KafkaException(self.error)
+        return type("Info", (), {"offset": self.offset_value})()
+
+
+class StubAdmin:
+    def __init__(self, ends):
+        self.ends = ends  # {partition: end offset, or a KafkaError}
+
+    def list_offsets(self, wanted, request_timeout):
+        out = {}
+        for tp in wanted:
+            end = self.ends[tp.partition]
+            out[tp] = Result(error=end) if isinstance(end, KafkaError) else Result(end)
+        return out
+
+
+def settings(**kw):
+    return Settings(bootstrap_servers="b:9092", topics=("load",), group="g", rack="dc1", **kw)
+
+
+def member(consumer, admin=None, clock=None, tmp_path=None, **kw):
+    events = groupmember.Events(tmp_path / "events.jsonl" if tmp_path else "", "dc1")
+    return groupmember.GroupMember(
+        settings(**kw), consumer, admin or StubAdmin({}), events, clock=clock or (lambda: 0.0), retries=2
+    )
+
+
+def test_an_assignment_is_paused_at_once_and_starts_at_the_committed_offsets(tmp_path):
+    consumer = StubConsumer(committed={0: 42}, watermarks=(3, 90))
+    m = member(consumer, tmp_path=tmp_path)
+    parts = [TopicPartition("load", 0), TopicPartition("load", 1)]
+    m._on_assign(consumer, parts)
+    assert consumer.assigned == parts
+    assert consumer.paused == parts
+    owned = m.assignment.owned()
+    assert owned["load:0"].start == 42  # the group's
+    assert owned["load:1"].start == 3  # none committed: earliest
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert events[-1]["event"] == "assigned"
+    assert events[-1]["partitions"] == {"load:0": 42, "load:1": 3}
+
+
+def test_latest_starts_a_partition_with_no_committed_offset_at_the_end_when_told(tmp_path):
+    consumer = StubConsumer(watermarks=(3, 90))
+    m = member(consumer, starting_offsets="latest")
+    m._on_assign(consumer, [TopicPartition("load", 1)])
+    assert m.assignment.owned()["load:1"].start == 90
+
+
+def test_revoked_and_lost_partitions_leave_the_plan():
+    consumer = StubConsumer(committed={0: 0, 1: 0})
+    m = member(consumer, StubAdmin({0: 10, 1: 10}))
+    m._on_assign(consumer, [TopicPartition("load", 0), TopicPartition("load", 1)])
+    m._on_revoke(consumer, [TopicPartition("load", 0)])
+    assert list(m.latest()) == ["load:1"]
+    m._on_lost(consumer, [TopicPartition("load", 1)])
+    assert m.latest() == {}
+
+
+def test_commit_sends_only_the_partitions_still_owned_synchronously(tmp_path):
+    consumer = StubConsumer(committed={0: 0, 1: 0})
+    m = member(consumer, StubAdmin({0: 10, 1: 12}), tmp_path=tmp_path)
+    m._on_assign(consumer, [TopicPartition("load", 0), TopicPartition("load", 1)])
+    end = m.latest()
+    m._on_revoke(consumer, [TopicPartition("load", 1)])
+    assert m.commit(end) == {"load:0": 10}
+    assert consumer.commits == [{("load", 0): 10}]
+    kinds = [json.loads(line)["event"] for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert "commit-skipped" in kinds
+    assert "committed" in kinds
+
+
+def test_a_retriable_commit_error_is_retried_and_a_fencing_one_is_not():
+    retriable = KafkaError(KafkaError.REQUEST_TIMED_OUT, "timed out", retriable=True)
+    consumer = StubConsumer(committed={0: 0}, commit_errors=[retriable])
+    m = member(consumer, StubAdmin({0: 10}))
+    m._on_assign(consumer, [TopicPartition("load", 0)])
+    assert m.commit(m.latest()) == {"load:0": 10}
+    fenced = KafkaError(KafkaError.STALE_MEMBER_EPOCH, "stale", retriable=False)
+    consumer.commit_errors = [fenced, fenced]
+    end = m.latest()
+    assert m.commit(end) == {}
+    assert len(consumer.commits) == 1
+
+
+def test_a_fatal_error_fails_spark_at_its_next_call():
+    m = member(StubConsumer())
+    m._fail("the group member got GROUP_AUTHORIZATION_FAILED: not authorized")
+    with pytest.raises(SourceError, match="GROUP_AUTHORIZATION_FAILED"):
+        m.latest()
+
+
+def test_an_end_offset_unreadable_too_long_fails_the_query():
+    now = [0.0]
+    down = KafkaError(KafkaError.LEADER_NOT_AVAILABLE, "no leader")
+    consumer = StubConsumer(committed={0: 5})
+    m = member(consumer, StubAdmin({0: down}), clock=lambda: now[0], offsets_timeout=30)
+    m._on_assign(consumer, [TopicPartition("load", 0)])
+    assert m.latest()["load:0"]["to"] == 5  # held back, not failed
+    now[0] = 31.0
+    with pytest.raises(SourceError, match="could not be read for 30 s"):
+        m.latest()
+
+
+def test_close_leaves_the_group():
+    consumer = StubConsumer()
+    m = member(consumer)
+    m.close()
+    assert consumer.closed
+
+
+# -- the executors: a range read on a fake consumer -----------------------------------------------
+
+
+class Msg:
+    def __init__(self, offset, partition=0, error=None):
+        self._offset, self._partition, self._error = offset, partition, error
+
+    def error(self):
+        return self._error
+
+    def topic(self):
+        return "load"
+
+    def partition(self):
+        return self._partition
+
+    def offset(self):
+        return self._offset
+
+    def timestamp(self):
+        return (1, 1000 + self._offset)
+
+    def key(self):
+        return None
+
+    def value(self):
+        return b"v%d" % self._offset
+
+
+class ReadConsumer:
+    def __init__(self, batches, position=None):
+        self.batches, self.position_at, self.assigned, self.closed = list(batches), position, None, False
+        self.first_assigned = None
+
+    def assign(self, partitions):
+        self.assigned = partitions
+        self.first_assigned = self.first_assigned or partitions
+
+    def unassign(self):
+        self.assigned = None
+
+    def consume(self, num_messages, timeout):
+        assert self.assigned, "consumed from a reader with no partition assigned"
+        return self.batches.pop(0) if self.batches else []
+
+    def position(self, partitions):
+        return [TopicPartition("load", 0, self.position_at if self.position_at is not None else -1001)]
+
+    def poll(self, timeout):
+        return None
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture(autouse=True)
+def _fresh_readers():
+    groupmember._READERS.clear()
+    yield
+    groupmember._READERS.clear()
+
+
+def read(consumer, start, end, clock=None, **kw):
+    return groupmember.read_range(
+        settings(**kw), "load", 0, start, end, lambda config: consumer, **({"clock": clock} if clock else {})
+    )
+
+
+def test_a_range_is_read_exactly_and_from_its_start():
+    consumer = ReadConsumer([[Msg(9), Msg(10), Msg(11)], [Msg(12), Msg(13), Msg(14)]])
+    rows = read(consumer, 10, 13)
+    assert [r[2] for r in rows] == [10, 11, 12]
+    assert consumer.first_assigned[0].offset == 10
+    assert rows[0] == ("load", 0, 10, 1010, None, b"v10", None)
+
+
+def test_once_its_range_is_read_the_reader_lets_go_of_the_partition_so_nothing_is_fetched_ahead():
+    consumer = ReadConsumer([[Msg(10), Msg(11)], [Msg(12), Msg(13)]])
+    read(consumer, 10, 12)
+    assert consumer.assigned is None
+    assert [r[2] for r in read(consumer, 12, 14)] == [12, 13], "the next range of the partition was not read"
+
+
+def test_offsets_without_records_inside_the_range_are_skipped():
+    consumer = ReadConsumer([[Msg(10), Msg(13)], [Msg(14)]])
+    assert [r[2] for r in read(consumer, 10, 15)] == [10, 13, 14]
+
+
+def test_a_range_ending_in_a_marker_ends_by_the_position():
+    consumer = ReadConsumer([[Msg(10)], []], position=12)
+    assert [r[2] for r in read(consumer, 10, 12)] == [10]
+
+
+def test_an_error_fails_the_task_and_drops_the_consumer():
+    gone = KafkaError(KafkaError._AUTO_OFFSET_RESET, "offset out of range")
+    consumer = ReadConsumer([[Msg(0, error=gone)]])
+    with pytest.raises(SourceError, match="reading \\[10, 20\\) failed: offset out of range"):
+        read(consumer, 10, 20)
+    assert consumer.closed
+    assert not groupmember._READERS
+
+
+def test_a_read_that_does_not_finish_in_time_fails():
+    now = iter([0.0, 0.0, 5.0, 200.0])
+    consumer = ReadConsumer([[Msg(10)], [], []])
+    with pytest.raises(SourceError, match="read to 11 of \\[10, 20\\)"):
+        read(consumer, 10, 20, clock=lambda: next(now))
+
+
+def test_a_commit_runs_on_the_poll_thread_while_it_polls():
+    """librdkafka hands a synchronous commit's result to the queue the poll serves: committing on another
+    thread while the poll runs never returns, so the member's poll thread makes the commit."""
+
+    class PollingConsumer(StubConsumer):
+        def subscribe(self, topics, **callbacks):
+            self.callbacks = callbacks
+
+        def poll(self, timeout):
+            time.sleep(0.01)
+
+        def commit(self, offsets, asynchronous):
+            assert threading.current_thread().name == "group-member-poll"
+            super().commit(offsets, asynchronous)
+
+    consumer = PollingConsumer(committed={0: 0})
+    m = member(consumer, StubAdmin({0: 10}))
+    m._on_assign(consumer, [TopicPartition("load", 0)])
+    m.start()
+    try:
+        assert m.commit(m.latest()) == {"load:0": 10}
+        assert consumer.commits == [{("load", 0): 10}]
+    finally:
+        m.close()

@@ -1,8 +1,0 @@
-"""python -m smoke: the smoke test (its code is smoke.run, which is what other code imports)."""
-
-import sys
-
-from .run import main
-
-if __name__ == "__main__":
-    sys.exit(main())
