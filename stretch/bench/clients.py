@@ -11,7 +11,12 @@ place of the producer (`local`: in the DC of the partitions' leaders;
   librdkafka producer per partition, the same settings;
 - `java`: Kafka's own kafka-producer-perf-test (the Java producer, which puts
   every partition led by a broker into one request), the same settings,
-  from the same DC.
+  from the same DC;
+- `spark-sink`: Spark's own Kafka sink (the Java producer in each executor),
+  acks=all, the same settings, from a job on the DC's Spark cluster in
+  continuous mode (stretch/bench/sparksink_job.py); its records' latency is
+  their leader's append time (the bench topics stamp LogAppendTime) less
+  their creation, for the cases with 2 partitions per leader.
 
 Each case writes a topic made for it (`bench-wan-p<N>`: 2N partitions, all
 led by the first broker DC's two brokers, N each, two replicas in each DC).
@@ -31,18 +36,28 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 import tarfile
 import time
+from pathlib import Path
 
+from confluent_kafka import Consumer, TopicPartition
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
 from ansible_collections.stretch.kafka.plugins.module_utils import security
+from kafka_smoke.submit import submit_command, submit_env
 from stretch import REPO
 from stretch.bench import wanmodel
+from stretch.bench.wanclient import percentiles
 from stretch.cluster import private_file, wait_until
+from stretch.loadtest import harness
 
-CLIENTS = ("confluent-kafka", "per-partition", "java")
+CLIENTS = ("confluent-kafka", "per-partition", "java", "spark-sink")
+# Spark's sink for one layout only: each of its cases is a Spark application (about a minute).
+SPARK_PARTITIONS_PER_LEADER = 2
+SPARK_JOB = Path(__file__).with_name("sparksink_job.py")
+SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 PARTITIONS_PER_LEADER = (1, 2, 4)
 RATES = (200, 1000)
 PLACES = ("local", "remote")
@@ -75,7 +90,8 @@ def make_topics(cluster, leaders, followers):
             admin.delete_topics(stale)
             wait_until(lambda: not set(stale) & set(admin.list_topics()), timeout=120, interval=1)
         admin.create_topics([NewTopic(topic_name(n), replica_assignments=assignments(leaders, followers, n),
-                                      topic_configs={"retention.ms": "3600000"})
+                                      topic_configs={"retention.ms": "3600000",
+                                                     "message.timestamp.type": "LogAppendTime"})
                              for n in PARTITIONS_PER_LEADER])  # fmt: skip
         wait_until(lambda: set(names) <= set(admin.list_topics()), timeout=120, interval=1)
     finally:
@@ -100,14 +116,52 @@ def java_home():
     return home
 
 
-def java_properties(config, directory):
-    """A Java client's properties file (mode 0600: it holds the password) from librdkafka settings."""
+def java_settings(config):
+    """A Java client's settings (security.java) from librdkafka settings."""
     client = {"protocol": config["security.protocol"], "ca": config.get("ssl.ca.location"),
               "mechanism": config.get("sasl.mechanism"), "username": config.get("sasl.username"),
               "password": config.get("sasl.password")}  # fmt: skip
-    client = {k: v for k, v in client.items() if v is not None}
-    text = "".join(f"{k}={v}\n" for k, v in sorted(security.java(client).items()))
+    return security.java({k: v for k, v in client.items() if v is not None})
+
+
+def java_properties(config, directory):
+    """A Java client's properties file (mode 0600: it holds the password) from librdkafka settings."""
+    text = "".join(f"{k}={v}\n" for k, v in sorted(java_settings(config).items()))
     return private_file(directory / "java-producer.properties", text)
+
+
+def executor_settings(config, directory):
+    """The Spark sink's Kafka settings as JSON (mode 0600): the Java client's, the CA's certificates inline (the
+    executors run on the DC's Spark hosts, where this machine's file is not)."""
+    settings = java_settings(config)
+    ca = settings.pop("ssl.truststore.location", None)
+    if ca:
+        settings["ssl.truststore.certificates"] = Path(ca).read_text()
+    return private_file(directory / "spark-sink-kafka.json", json.dumps(settings))
+
+
+def append_latencies(config, topic, start, warmup_s):
+    """The steady state's latencies (ms) of the records written since start ({partition: offset}): each record's
+    leader append time (LogAppendTime) less the creation time its value holds (microseconds), from the records
+    made after the first warmup_s seconds."""
+    ends = harness.end_offsets(config, topic, sorted(start))
+    consumer = Consumer({**config, "group.id": "bench-wan-spark-sink", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, p, start[p]) for p in sorted(start)])
+    rows, deadline = [], time.monotonic() + 300
+    try:
+        left = {p for p in start if ends[p] > start[p]}
+        while left and time.monotonic() < deadline:
+            for msg in consumer.consume(1000, 1.0):
+                if msg.error() is None:
+                    rows.append((int(msg.value()) / 1000, msg.timestamp()[1]))
+                    if msg.offset() + 1 >= ends[msg.partition()]:
+                        left.discard(msg.partition())
+    finally:
+        consumer.close()
+    if not rows:
+        return {"n": 0}
+    steady_from = min(made for made, _ in rows) + warmup_s * 1000
+    return percentiles([appended - made for made, appended in rows if made >= steady_from])
 
 
 PERCENTILES = re.compile(
@@ -145,8 +199,9 @@ def parse_perf_test(out):
 
 
 def model(case, lan_produce_ms):
-    """The model's p50 and p99 for a case (wanmodel), or None without the LAN's Produce time."""
-    if lan_produce_ms is None:
+    """The model's p50 and p99 for a case (wanmodel), or None without the LAN's Produce time, or for Spark's sink,
+    whose figure (to its leader's append) is not an acknowledgement's."""
+    if lan_produce_ms is None or case["client"] == "spark-sink":
         return None
     rtt = case["rtt_ms"]
     leader = wanmodel.leader_produce_ms(rtt, lan_produce_ms)
@@ -214,12 +269,36 @@ class Clients:
                                  for node, v in found["nodes"].items() if int(node) in self.leaders},
         }  # fmt: skip
 
+    def run_spark(self, dc, topic, rate, per_leader):
+        cluster, seconds = self.bench.cluster, self.bench.seconds + self.bench.warmup
+        start = harness.end_offsets(self.bench.config, topic, list(range(per_leader * len(self.leaders))))
+        props = cluster.spark_properties_file(self.bench.workdir, dc)
+        confs = [f"spark.driver.host={cluster.spark[dc]['driver_host']}", "spark.cores.max=2",
+                 "spark.executor.memory=512m"]  # fmt: skip
+        cmd = submit_command(str(SPARK_SUBMIT), cluster.spark[dc]["master"], "bench-wan-spark-sink",
+                             str(REPO / "testbed/dist/spark-jars"), confs, props)  # fmt: skip
+        cmd += [str(SPARK_JOB), cluster.bootstrap_servers, topic, str(rate), "2", str(seconds),
+                str(executor_settings(self.bench.config, self.bench.workdir))]  # fmt: skip
+        proc = subprocess.run(cmd, env=submit_env(), capture_output=True, text=True, timeout=seconds + 300,
+                              check=False)  # fmt: skip
+        if proc.returncode != 0:
+            raise RuntimeError(f"the Spark sink's job failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        steady = append_latencies(self.bench.config, topic, start, self.bench.warmup)
+        return {"p50_ms": steady.get("p50"), "p99_ms": steady.get("p99"), "records": steady["n"], "errors": 0,
+                "unconfirmed": 0, "int_latency_p99_ms": None, "outbuf_latency_p99_ms": None, "rtt_p99_ms": None,
+                "latency_measured": "leader append time less creation", "client_breakdown": {}}  # fmt: skip
+
     def case(self, rtt, client, per_leader, rate, place):
         dc = self.bench.first if place == "local" else self.bench.second
         topic = topic_name(per_leader)
         before = self.bench.scrape(self.bench.cluster.brokers)
         started = time.monotonic()
-        found = self.run_java(dc, topic, rate) if client == "java" else self.run_python(client, dc, topic, rate)
+        if client == "java":
+            found = self.run_java(dc, topic, rate)
+        elif client == "spark-sink":
+            found = self.run_spark(dc, topic, rate, per_leader)
+        else:
+            found = self.run_python(client, dc, topic, rate)
         after = self.bench.scrape(self.bench.cluster.brokers)
         split = self.bench.produce_split(before, after)
         return {
@@ -235,7 +314,7 @@ class Clients:
                 for place in PLACES:
                     for client in CLIENTS:
                         key = (rtt, client, per_leader, rate, place)
-                        if key in done:
+                        if key in done or (client == "spark-sink" and per_leader != SPARK_PARTITIONS_PER_LEADER):
                             continue
                         found = self.case(rtt, client, per_leader, rate, place)
                         print(f"  {json.dumps({k: found[k] for k in SUMMARY})}", flush=True)

@@ -56,5 +56,6 @@ def test_a_producer_in_the_other_dc_pays_the_round_trip_to_the_leader_too():
     assert clients.model(case("per-partition", place="remote"), lan_produce_ms=2) == {"p50": 31 + 62, "p99": 62 + 62}
 
 
-def test_no_lan_figure_no_model():
+def test_no_lan_figure_no_model_and_none_for_the_spark_sinks_append_times():
     assert clients.model(case("java"), lan_produce_ms=None) is None
+    assert clients.model(case("spark-sink"), lan_produce_ms=2) is None
