@@ -397,6 +397,22 @@ def _resource(kind, name, change=None):
     return ConfigResource(kind, str(name), configs=configs)
 
 
+def _described(topics):
+    """([(topic name, partition reply)], [what could not be read]) of a Metadata-like reply's topics: a topic or
+    partition with an error code is listed as unread, never as a partition."""
+    found, errors = [], []
+    for topic in topics:
+        if topic["error_code"]:
+            errors.append(f"topic {topic['name']}: error {topic['error_code']}")
+            continue
+        for p in topic["partitions"]:
+            if p.get("error_code"):
+                errors.append(f"partition {topic['name']}-{p['partition_index']}: error {p['error_code']}")
+                continue
+            found.append((topic["name"], p))
+    return found, errors
+
+
 class Admin:
     """The cluster over the admin protocol: brokers for topics, configs and quotas, controllers for the quorum.
 
@@ -517,17 +533,11 @@ class Admin:
         out, cursor, errors = [], None, []
         for _ in range(10_000):  # pages of 2000 partitions; bounded however large the cluster
             reply = self.client.describe_topic_partitions(list(topics), cursor=cursor)
-            for topic in reply["topics"]:
-                if topic["error_code"]:
-                    errors.append(f"topic {topic['name']}: error {topic['error_code']}")
-                    continue
-                for p in topic["partitions"]:
-                    if p.get("error_code"):
-                        errors.append(f"partition {topic['name']}-{p['partition_index']}: error {p['error_code']}")
-                        continue
-                    out.append({"topic": topic["name"], "partition": p["partition_index"],
-                                "isr": list(p["isr_nodes"]), "elr": list(p.get("eligible_leader_replicas") or []),
-                                "last_known_elr": list(p.get("last_known_elr") or [])})  # fmt: skip
+            found, failed = _described(reply["topics"])
+            errors += failed
+            out += [{"topic": name, "partition": p["partition_index"], "isr": list(p["isr_nodes"]),
+                     "elr": list(p.get("eligible_leader_replicas") or []),
+                     "last_known_elr": list(p.get("last_known_elr") or [])} for name, p in found]  # fmt: skip
             cursor = reply.get("next_cursor")
             if not cursor:
                 break
@@ -537,24 +547,12 @@ class Admin:
 
     def partitions(self):
         """([{topic, partition, leader, replicas, isr}], [what could not be read]) of every topic."""
-        partitions, errors = [], []
-        for topic in self.client.describe_topics():
-            if topic["error_code"]:
-                errors.append(f"topic {topic['name']}: error {topic['error_code']}")
-                continue
-            for p in topic["partitions"]:
-                if p.get("error_code"):
-                    errors.append(f"partition {topic['name']}-{p['partition_index']}: error {p['error_code']}")
-                    continue
-                partitions.append(
-                    {
-                        "topic": topic["name"],
-                        "partition": p["partition_index"],
-                        "leader": p["leader_id"],
-                        "replicas": list(p["replica_nodes"]),
-                        "isr": list(p["isr_nodes"]),
-                    }
-                )
+        found, errors = _described(self.client.describe_topics())
+        partitions = [
+            {"topic": name, "partition": p["partition_index"], "leader": p["leader_id"],
+             "replicas": list(p["replica_nodes"]), "isr": list(p["isr_nodes"])}
+            for name, p in found
+        ]  # fmt: skip
         return partitions, errors
 
     def min_isr(self, topics):
