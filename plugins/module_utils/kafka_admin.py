@@ -531,7 +531,7 @@ class Admin:
         """[{topic, partition, isr, elr, last_known_elr}] of the topics' partitions, through DescribeTopicPartitions
         (KIP-966), page by page; AdminError naming a topic or partition the cluster did not describe."""
         out, cursor, errors = [], None, []
-        for _ in range(10_000):  # pages of 2000 partitions; bounded however large the cluster
+        for _page in range(10_000):  # pages of 2000 partitions; bounded however large the cluster
             reply = self.client.describe_topic_partitions(list(topics), cursor=cursor)
             found, failed = _described(reply["topics"])
             errors += failed

@@ -108,8 +108,9 @@ registered:
   elements: int
 lost_since:
   description:
-    - For C(dc_lost), when the DC went silent in Kafka's own record (epoch seconds on this machine): the first
-      of its brokers (or controllers) to stop fetching from the quorum's leader; null when that is not known.
+    - For C(dc_lost), when the DC went silent in Kafka's own record (epoch seconds on this machine), that is
+      when the first of its brokers (or controllers) stopped fetching from the quorum's leader; null when that
+      is not known.
   returned: when gate is dc_lost
   type: float
 """
