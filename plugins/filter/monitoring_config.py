@@ -22,8 +22,8 @@ def alert_thresholds(cluster, hosts, link, wan_rtt_ms, wan_rtt_factor, lag_alert
 
 
 def exporter_settings(cluster, hosts, networks, interval):
-    """The settings file of the cluster's exporter (roles/kafka_monitoring/files/stretch_exporter.py): the admin
-    connection, each DC's networks (checked against the DCs), the read interval."""
+    """The settings file of the cluster's exporter (the stretch-exporter package): the admin connection, each DC's
+    networks (checked against the DCs), the read interval."""
     dcs = sorted({h["dc"] for h in hosts})
     return {
         "bootstrap_servers": cluster["admin"]["bootstrap_servers"],
