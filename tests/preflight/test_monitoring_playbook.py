@@ -6,6 +6,7 @@ thresholds in its first task, which needs no host, and writes on the
 Prometheus host (this machine here) only after.
 """
 
+import json
 import shutil
 import subprocess
 import zipfile
@@ -22,16 +23,16 @@ WHEELS = REPO / "testbed" / "dist" / "wheels"
 EXPORTER_WHEELS = ("stretch_exporter-", "confluent_kafka-", "kafka_python-")
 
 
-def run_monitoring(tmp_path, **extra):
+def run_monitoring(tmp_path, inventory=None, **extra):
     path = tmp_path / "hosts.yml"
-    path.write_text(yaml.safe_dump(base_inventory()))
+    path.write_text(yaml.safe_dump(inventory or base_inventory()))
     target = tmp_path / "prometheus"
     result = run_playbook(path, "monitoring", timeout=120, kafka_monitoring_dir=str(target), **extra)
     return result, target
 
 
-def refused(tmp_path, message, **extra):
-    result, target = run_monitoring(tmp_path, **extra)
+def refused(tmp_path, message, inventory=None, **extra):
+    result, target = run_monitoring(tmp_path, inventory, **extra)
     out = result.text + result.stderr
     assert result.returncode != 0, out
     assert message in out, out
@@ -58,6 +59,29 @@ def test_a_network_for_a_dc_the_cluster_does_not_have_is_refused(tmp_path):
     refused(
         tmp_path, "kafka_monitoring_dc_networks names DC 'dc9'", kafka_monitoring_dc_networks={"dc9": "10.9.0.0/16"}
     )
+
+
+def with_dc_networks(inventory, **networks):
+    """The inventory with each named DC's kafka_monitoring_dc_network in its group vars."""
+    for dc, network in networks.items():
+        inventory["all"]["children"][dc]["vars"]["kafka_monitoring_dc_network"] = network
+    return inventory
+
+
+def test_a_dc_network_that_is_not_a_network_is_refused_naming_the_dc_s_hosts(tmp_path):
+    inventory = with_dc_networks(base_inventory(), dc1="10.1.0.0/16", dc2="10.2.0.0/33")
+    refused(tmp_path, "dc2-broker0, dc2-broker1, dc2-controller0: kafka_monitoring_dc_network of DC 'dc2' must be a "
+            "network (CIDR, such as 10.1.0.0/16) or a list of them, not '10.2.0.0/33'", inventory)  # fmt: skip
+
+
+def test_a_dc_network_for_a_dc_that_is_not_the_cluster_s_is_refused_naming_its_host(tmp_path):
+    inventory = with_dc_networks(base_inventory(), dc1="10.1.0.0/16")
+    inventory["all"]["children"]["dc9"] = {
+        "hosts": {"dc9-app": None},
+        "vars": {"kafka_dc": "dc9", "kafka_monitoring_dc_network": "10.9.0.0/16"},
+    }
+    refused(tmp_path, "dc9-app: kafka_monitoring_dc_network is set for DC 'dc9', which is no DC of the cluster "
+            "(dc1, dc2, dc3)", inventory)  # fmt: skip
 
 
 @pytest.fixture
@@ -90,6 +114,7 @@ def test_the_role_writes_every_file_and_installs_the_exporter_once(tmp_path, whe
     pki.mkdir()
     (pki / "trusted.pem").write_text("the CAs\n")
     home = tmp_path / "exporter"
+    inventory = with_dc_networks(base_inventory(), dc1="10.1.0.0/16", dc2=["10.2.0.0/16", "10.12.0.0/16"])
     settings = {
         "kafka_tls_pki_dir": str(pki),
         "kafka_stream_topics": ["load"],
@@ -97,7 +122,7 @@ def test_the_role_writes_every_file_and_installs_the_exporter_once(tmp_path, whe
         "kafka_monitoring_exporter_home": str(home),
         "kafka_monitoring_wheel_dir": str(wheel_dir),
     }
-    result, target = run_monitoring(tmp_path, **settings)
+    result, target = run_monitoring(tmp_path, inventory, **settings)
     assert result.returncode == 0, result.text + result.stderr
     assert sorted(p.name for p in target.iterdir()) == [
         "stretch-alerts.yml", "stretch-ca.pem", "stretch-dashboard.json", "stretch-exporter.json",
@@ -110,6 +135,11 @@ def test_the_role_writes_every_file_and_installs_the_exporter_once(tmp_path, whe
     assert wan[("dc3", "dc1")] == "vector(0.08)"
     assert [r["labels"] for r in thresholds if "group" in r["labels"]] == [{"group": "stream-active"}]
     assert (target / "stretch-exporter.json").stat().st_mode & 0o777 == 0o600
+    # Each DC's networks, from its group vars.
+    assert json.loads((target / "stretch-exporter.json").read_text())["dc_networks"] == {
+        "dc1": ["10.1.0.0/16"],
+        "dc2": ["10.2.0.0/16", "10.12.0.0/16"],
+    }
     nodes = yaml.safe_load((target / "stretch-node-targets.json").read_text())
     assert len(nodes) == 7
     assert all(t["labels"]["exporter"] == "node" for t in nodes)
@@ -122,12 +152,12 @@ def test_the_role_writes_every_file_and_installs_the_exporter_once(tmp_path, whe
                          text=True, timeout=60)  # fmt: skip
     assert ran.returncode == 0, ran.stderr
     # A second run changes nothing.
-    again, _ = run_monitoring(tmp_path, **settings)
+    again, _ = run_monitoring(tmp_path, inventory, **settings)
     assert again.returncode == 0, again.text
     assert again.changed == 0, again.text
     # The exporter's wheel rebuilt under the same version: installed again.
     (wheel,) = wheel_dir.glob("stretch_exporter-*.whl")
     rebuild(wheel)
-    rebuilt, _ = run_monitoring(tmp_path, **settings)
+    rebuilt, _ = run_monitoring(tmp_path, inventory, **settings)
     assert rebuilt.returncode == 0, rebuilt.text
     assert [r.get("changed") for _, r in rebuilt.results("Ensure the packages are in the virtualenv")] == [True]
