@@ -68,10 +68,10 @@ testbed-wheels:
 testbed-image-%:
 	testbed/build-image.sh $*
 
-# The project's own Python packages (packages/: the kafka-group source and the
-# smoke test) as wheels in testbed/dist/wheels, where the testbed's roles
-# install them from, as an operator's install them from a wheel directory or an
-# index. Rebuilt only when their sources changed; every run against the
+# The project's own Python packages (packages/: the kafka-group source, the
+# smoke test and the cluster's exporter) as wheels in testbed/dist/wheels, where
+# the testbed's roles install them from, as an operator's install them from a
+# wheel directory or an index. Rebuilt only when their sources changed; every run against the
 # testbed (through `collection`) has the wheels of this checkout.
 wheels:
 	testbed/build-wheels.sh
@@ -146,11 +146,11 @@ lint:
 	ruff check .
 	ruff format --check .
 
-# The plain-Python logic, the playbooks' refusals, and the kafka-group source's
-# own tests (a single-node broker from the testbed's Kafka archive and a
-# local SparkSession, started once, a few minutes).
+# The plain-Python logic, the playbooks' refusals, and the packages' own tests
+# (packages/*/tests: the kafka-group source's start a single-node broker from
+# the testbed's Kafka archive and a local SparkSession, once, a few minutes).
 unit: collection
-	python -m pytest -p no:cacheprovider -q tests/unit tests/preflight packages/kafka-group-source/tests
+	python -m pytest -p no:cacheprovider -q tests/unit tests/preflight $(wildcard packages/*/tests)
 
 # One testbed: destroy, syntax, create, converge, idempotence, verify (the
 # smoke test, the integration tests, the drills), destroy.

@@ -18,7 +18,7 @@ from stretch import REPO
 
 ROLES = (
     "kafka", "kafka_pki", "kafka_node", "kafka_admin", "kafka_ops", "kafka_smoke", "kafka_monitoring", "node_exporter",
-    "spark", "spark_stream", "artifact", "platform",
+    "spark", "spark_stream", "artifact", "platform", "python_venv",
 )  # fmt: skip
 
 

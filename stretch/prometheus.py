@@ -7,9 +7,9 @@ binaries are Debian's (testbed/setup-test-tools.sh unpacks them into the
 virtualenv). Beside it, a blackbox exporter probes each node's TLS listener
 (the role's stretch-tls-targets.json), verifying the certificate against the
 CAs the role wrote, with the admin runner's certificate for listeners that
-want one; and the cluster's exporter the role wrote (consumer lag per DC, the
-partitions' eligible leaders) runs with the settings the role wrote, on the
-admin certificate as the admin modules do. All listen on the loopback only;
+want one; and the cluster's exporter the role installed on this machine
+(consumer lag per DC, the partitions' eligible leaders) runs with the settings
+the role wrote, on the admin certificate as the admin modules do. All listen on the loopback only;
 Prometheus scrapes and evaluates every 5 s and keeps its data in a temporary
 directory; the cluster's exporter reads the cluster every 2 s.
 """
@@ -25,6 +25,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from stretch import cluster_exporter
 from stretch.cluster import playbook
 
 PROMETHEUS = Path(sys.executable).parent / "prometheus"
@@ -85,7 +86,8 @@ class Prometheus:
     def __enter__(self):
         rules = self.workdir / "rules"
         written = playbook(self.cluster, "monitoring", kafka_monitoring_dir=str(rules), log_dir=self.workdir,
-                           kafka_monitoring_exporter_interval=EXPORTER_INTERVAL_SECONDS)  # fmt: skip
+                           kafka_monitoring_exporter_interval=EXPORTER_INTERVAL_SECONDS,
+                           kafka_monitoring_exporter_home=str(cluster_exporter.HOME))  # fmt: skip
         if not written.ok:
             raise RuntimeError(f"playbooks/monitoring.yml failed; see {written.log}")
         (self.workdir / "blackbox.yml").write_text(json.dumps(self._blackbox_config(rules)))
@@ -118,8 +120,7 @@ class Prometheus:
         (self.workdir / "prometheus.yml").write_text(json.dumps(config))
         self.log = open(self.workdir / "prometheus.log", "w")  # noqa: SIM115 - closed in __exit__
         self.exporter = subprocess.Popen(
-            [sys.executable, str(rules / "stretch-exporter.py"), f"--config={rules / 'stretch-exporter.json'}",
-             f"--listen=127.0.0.1:{self.exporter_port}"],
+            cluster_exporter.command(rules / "stretch-exporter.json", f"127.0.0.1:{self.exporter_port}"),
             stdout=self.log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         self.blackbox = subprocess.Popen(

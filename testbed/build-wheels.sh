@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds the wheels of the project's own Python packages (packages/*: the
-# kafka-group source and the smoke test) into dist/wheels, beside the ones
-# testbed/fetch-wheels.sh downloads: roles/spark_stream installs them on the
-# Spark hosts and roles/kafka_smoke on the smoke test's runner from there
-# (spark_stream_wheel_dir, kafka_smoke_wheel_dir), as an operator's roles
-# install them from a wheel directory or a package index. Pure Python: one
-# wheel serves the nodes' Python 3.11 and 3.13. Rebuilt only when a source is
-# newer than the wheel, and byte for byte the same from the same sources
-# (SOURCE_DATE_EPOCH), so a rebuild changes no host.
+# kafka-group source, the smoke test and the cluster's exporter) into
+# dist/wheels, beside the ones testbed/fetch-wheels.sh downloads:
+# roles/spark_stream installs them on the Spark hosts, roles/kafka_smoke on
+# the smoke test's runner and roles/kafka_monitoring on the Prometheus host
+# from there (spark_stream_wheel_dir, kafka_smoke_wheel_dir,
+# kafka_monitoring_wheel_dir), as an operator's roles install them from a
+# wheel directory or a package index. Pure Python: one wheel serves the
+# nodes' Python 3.11 and 3.13. Rebuilt only when a source is newer than the
+# wheel, and byte for byte the same from the same sources (SOURCE_DATE_EPOCH),
+# so a rebuild changes no host.
 set -euo pipefail
 cd "$(dirname "$0")"
 # WHEEL_DIR: another directory to build them into (a check of the build that leaves dist/ alone).

@@ -32,8 +32,9 @@ CONF
 fi
 
 # The pinned tools, then the project's own packages, editable: its tools
-# (stretch), the kafka-group source and the smoke test (packages/).
-packages=(packages/kafka-group-source packages/kafka-smoke .)
+# (stretch), the kafka-group source, the smoke test and the cluster's
+# exporter (packages/).
+packages=(packages/kafka-group-source packages/kafka-smoke packages/stretch-exporter .)
 stale=false
 for project in "${packages[@]}"; do
   [ "$project/pyproject.toml" -nt .venv/.installed ] && stale=true
@@ -43,6 +44,7 @@ if [ ! -x .venv/bin/ansible-playbook ] || [ requirements.txt -nt .venv/.installe
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r requirements.txt
   # Their dependencies are pinned in requirements.txt.
-  .venv/bin/pip install -q --no-deps -e packages/kafka-group-source -e packages/kafka-smoke -e .
+  .venv/bin/pip install -q --no-deps -e packages/kafka-group-source -e packages/kafka-smoke \
+    -e packages/stretch-exporter -e .
   touch .venv/.installed
 fi

@@ -1,5 +1,6 @@
 """Filters: what Prometheus is given beside the Kafka nodes' exporters (module_utils/monitoring.py): the hosts'
-node exporters, the WAN probes between the DCs, and the alert thresholds the inventory declares."""
+node exporters, the WAN probes between the DCs, the alert thresholds the inventory declares, and the cluster's
+exporter's settings with each DC's networks from the inventory."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ def alert_thresholds(cluster, hosts, link, wan_rtt_ms, wan_rtt_factor, lag_alert
 
 
 def exporter_settings(cluster, hosts, networks, interval):
-    """The settings file of the cluster's exporter (roles/kafka_monitoring/files/stretch_exporter.py): the admin
-    connection, each DC's networks (checked against the DCs), the read interval."""
+    """The settings file of the cluster's exporter (the stretch-exporter package): the admin connection, each DC's
+    networks (checked against the DCs), the read interval."""
     dcs = sorted({h["dc"] for h in hosts})
     return {
         "bootstrap_servers": cluster["admin"]["bootstrap_servers"],
@@ -42,4 +43,5 @@ class FilterModule:
             "wan_probers": _guard(monitoring.wan_probers),
             "alert_thresholds": _guard(alert_thresholds),
             "exporter_settings": _guard(exporter_settings),
+            "inventory_dc_networks": _guard(monitoring.inventory_dc_networks),
         }

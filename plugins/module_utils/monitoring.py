@@ -196,9 +196,55 @@ def threshold_rules(wan, lag):
     return {"groups": [{"name": "stretch-thresholds", "rules": rules}]}
 
 
+DC_NETWORK = "kafka_monitoring_dc_network"
+
+
+def _network(value):
+    """The network (CIDR) value names, normalized ("10.1.0.5/16" is 10.1.0.0/16); None when it names none."""
+    try:
+        return ipaddress.ip_network(str(value), strict=False)
+    except ValueError:
+        return None
+
+
+def inventory_dc_networks(groups, hostvars, dcs):
+    """{DC: [CIDR]} from the inventory: every host's kafka_monitoring_dc_network (a CIDR or a list of them, set
+    once in its DC's group vars) is a network of its DC (kafka_dc); a DC's networks are all its hosts declare, each
+    once, in address order. dcs: the DCs of the cluster.
+
+    ValueError naming the hosts, and their DC and value, for a value that is
+    not a network, a host without a DC, or a DC that is not one of dcs.
+    """
+    found, bad = {}, {}
+    for host in groups.get("all") or []:
+        hv = hostvars[host]
+        value = hv.get(DC_NETWORK)
+        if value in (None, "", []):
+            continue
+        dc = hv.get("kafka_dc") or ""
+        cidrs = [value] if isinstance(value, str) else value
+        if not dc:
+            problem = f"{DC_NETWORK} is set on a host without kafka_dc: a network belongs to a DC"
+        elif dc not in dcs:
+            problem = f"{DC_NETWORK} is set for DC {dc!r}, which is no DC of the cluster ({', '.join(sorted(dcs))})"
+        elif not isinstance(cidrs, list) or any(_network(c) is None for c in cidrs):
+            problem = (
+                f"{DC_NETWORK} of DC {dc!r} must be a network (CIDR, such as 10.1.0.0/16) or a list of them, "
+                f"not {value!r}"
+            )
+        else:
+            found.setdefault(dc, set()).update(_network(c) for c in cidrs)
+            continue
+        bad.setdefault(problem, []).append(host)
+    if bad:
+        raise ValueError("; ".join(f"{', '.join(sorted(hosts))}: {problem}" for problem, hosts in bad.items()))
+    return {dc: [str(n) for n in sorted(nets, key=lambda n: (n.version, n))] for dc, nets in sorted(found.items())}
+
+
 def dc_networks(networks, dcs):
-    """{DC: [CIDR]} of kafka_monitoring_dc_networks (a CIDR or a list per DC), each DC a DC of the cluster and each
-    network a valid one; ValueError naming every bad entry."""
+    """{DC: [CIDR]} of kafka_monitoring_dc_networks (a CIDR or a list per DC), each DC a DC of the cluster, each
+    network a valid one and no two DCs' networks overlapping (a member's address must name one DC); ValueError naming
+    every bad entry."""
     problems = _dc_keys(networks, "kafka_monitoring_dc_networks", dcs)
     out = {}
     for dc, value in (networks if isinstance(networks, dict) else {}).items():
@@ -207,11 +253,17 @@ def dc_networks(networks, dcs):
             problems.append(f"kafka_monitoring_dc_networks.{dc} must be a network (CIDR) or a list of them")
             continue
         for cidr in cidrs:
-            try:
-                ipaddress.ip_network(str(cidr), strict=False)
-            except ValueError:
+            if _network(cidr) is None:
                 problems.append(f"kafka_monitoring_dc_networks.{dc}: {cidr!r} is not a network (such as 10.1.0.0/16)")
         out[dc] = [str(c) for c in cidrs]
+    parsed = [(dc, _network(c)) for dc, cidrs in sorted(out.items()) for c in cidrs if _network(c) is not None]
+    problems += [
+        f"the networks of DC {dc_a!r} ({a}) and DC {dc_b!r} ({b}) overlap: a group member's address must name one "
+        "DC (kafka_monitoring_dc_network)"
+        for i, (dc_a, a) in enumerate(parsed)
+        for dc_b, b in parsed[i + 1 :]
+        if dc_a != dc_b and a.version == b.version and a.overlaps(b)
+    ]
     if problems:
         raise ValueError("; ".join(problems))
     return out

@@ -127,6 +127,70 @@ def test_the_dc_networks_are_checked_against_the_dcs():
         monitoring.dc_networks({"dc1": "10.1.0.0/33"}, ["dc1", "dc2"])
 
 
+def test_two_dcs_whose_networks_overlap_are_refused():
+    with pytest.raises(
+        ValueError, match=re.escape("the networks of DC 'dc1' (10.0.0.0/8) and DC 'dc2' (10.2.0.0/16) overlap")
+    ):
+        monitoring.dc_networks({"dc1": "10.0.0.0/8", "dc2": ["10.2.0.0/16"]}, ["dc1", "dc2"])
+    # IPv4 and IPv6 networks never overlap; one DC may list a network inside another of its own.
+    assert monitoring.dc_networks({"dc1": ["10.1.0.0/16", "fd00:1::/32"], "dc2": "fd00:2::/32"}, ["dc1", "dc2"])
+    assert monitoring.dc_networks({"dc1": ["10.0.0.0/8", "10.1.0.0/16"]}, ["dc1"]) == {
+        "dc1": ["10.0.0.0/8", "10.1.0.0/16"]
+    }
+
+
+def dc_inventory(**networks):
+    """groups and hostvars of two DCs with two hosts each and a tiebreaker, each DC's network(s) as its group vars
+    would set them on every host of the DC."""
+    dcs = {"dc1": ["dc1-broker1", "dc1-spark"], "dc2": ["dc2-broker1", "dc2-spark"], "dc3": ["dc3-controller"]}
+    hostvars = {
+        host: {"kafka_dc": dc, **({"kafka_monitoring_dc_network": networks[dc]} if dc in networks else {})}
+        for dc, hosts in dcs.items()
+        for host in hosts
+    }
+    return {"all": list(hostvars), **dcs}, hostvars
+
+
+def test_each_dc_s_networks_come_from_its_hosts_in_the_inventory():
+    groups, hostvars = dc_inventory(dc1="10.1.0.0/16", dc2=["10.2.0.0/16", "10.2.1.7/24"])
+    hostvars["dc1-spark"]["kafka_monitoring_dc_network"] = "10.11.0.0/16"  # a host's own, beside its DC's
+    assert monitoring.inventory_dc_networks(groups, hostvars, ["dc1", "dc2", "dc3"]) == {
+        "dc1": ["10.1.0.0/16", "10.11.0.0/16"],
+        "dc2": ["10.2.0.0/16", "10.2.1.0/24"],
+    }
+    assert monitoring.inventory_dc_networks(*dc_inventory(), ["dc1", "dc2", "dc3"]) == {}
+
+
+BAD_NETWORK = {"kafka_monitoring_dc_network": "10.1.0.0/33"}
+
+
+@pytest.mark.parametrize(
+    ("hosts", "message"),
+    [
+        (
+            {"dc1-broker1": BAD_NETWORK, "dc1-spark": BAD_NETWORK},
+            "dc1-broker1, dc1-spark: kafka_monitoring_dc_network of DC 'dc1' must be a network (CIDR, such as "
+            "10.1.0.0/16) or a list of them, not '10.1.0.0/33'",
+        ),
+        (
+            {"dc2-spark": {"kafka_monitoring_dc_network": ["10.2.0.0/16", "dc2"]}},
+            "dc2-spark: kafka_monitoring_dc_network of DC 'dc2' must be a network",
+        ),
+        (
+            {"dc2-spark": {"kafka_dc": "dc9"}},
+            "dc2-spark: kafka_monitoring_dc_network is set for DC 'dc9', which is no DC of the cluster (dc1, dc2, dc3)",
+        ),
+        ({"dc2-spark": {"kafka_dc": ""}}, "dc2-spark: kafka_monitoring_dc_network is set on a host without kafka_dc"),
+    ],
+)
+def test_a_bad_dc_network_in_the_inventory_is_refused_naming_its_hosts(hosts, message):
+    groups, hostvars = dc_inventory(dc1="10.1.0.0/16", dc2="10.2.0.0/16")
+    for host, changed in hosts.items():
+        hostvars[host].update(changed)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        monitoring.inventory_dc_networks(groups, hostvars, ["dc1", "dc2", "dc3"])
+
+
 def cluster_model(acls=()):
     return {
         "brokers": [r for r in KAFKA if "broker" in r["roles"]],

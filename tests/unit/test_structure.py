@@ -83,3 +83,14 @@ def test_the_collection_holds_only_module_utils_its_plugins_import():
             if name.startswith(".") or ".module_utils." in name
         }
     assert sorted(utils - used) == []
+
+
+def test_no_role_ships_application_python():
+    """The roles install the project's packages (packages/) as an operator installs them; none copies a program
+    out of its files/ or templates/."""
+    shipped = sorted(
+        str(path.relative_to(REPO))
+        for path in (REPO / "roles").glob("*/*/**/*")
+        if path.is_file() and path.parts[len(REPO.parts) + 2] in ("files", "templates") and ".py" in path.suffixes
+    )
+    assert shipped == []

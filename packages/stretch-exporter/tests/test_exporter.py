@@ -1,17 +1,25 @@
-"""The cluster's exporter (roles/kafka_monitoring/files/stretch_exporter.py): consumer lag by the owner's DC, the
-partitions' eligible leader replicas, and a failed read served as one, never as old figures."""
+"""The cluster's exporter: consumer lag by the owner's DC, the partitions' eligible leader replicas, and a failed
+read served as one, never as old figures."""
 
+import importlib
+import ipaddress
 import json
 import subprocess
 import threading
+import tomllib
+import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 from stretch.alert_rules import promtool
-from stretch.cluster_exporter import exporter as ex
+from stretch_exporter.cluster import ReadError
+from stretch_exporter.samples import address_dc, exposition, group_samples, replica_samples
+from stretch_exporter.service import Exporter, main, serve
+from stretch_exporter.settings import SettingsError, librdkafka_config, load_settings
 
-NETWORKS = {"dc1": [ex.ipaddress.ip_network("10.1.0.0/24")], "dc2": [ex.ipaddress.ip_network("10.2.0.0/24")]}
+NETWORKS = {"dc1": [ipaddress.ip_network("10.1.0.0/24")], "dc2": [ipaddress.ip_network("10.2.0.0/24")]}
 
 
 def samples_of(samples, metric):
@@ -19,8 +27,8 @@ def samples_of(samples, metric):
 
 
 def test_the_settings_are_read_and_bad_ones_named():
-    good = ex.load_settings(json.dumps({"bootstrap_servers": "b:9091", "dc_networks": {"dc1": "10.1.0.0/24"}}))
-    assert good["dc_networks"] == {"dc1": [ex.ipaddress.ip_network("10.1.0.0/24")]}
+    good = load_settings(json.dumps({"bootstrap_servers": "b:9091", "dc_networks": {"dc1": "10.1.0.0/24"}}))
+    assert good["dc_networks"] == {"dc1": [ipaddress.ip_network("10.1.0.0/24")]}
     assert good["interval_seconds"] == 10.0
     for text, message in [
         ("{", "the settings are not JSON"),
@@ -29,8 +37,8 @@ def test_the_settings_are_read_and_bad_ones_named():
         ('{"bootstrap_servers": "b:1", "interval_seconds": 0}', "interval_seconds must be a positive number"),
         ('{"bootstrap_servers": "b:1", "timeout_seconds": true}', "timeout_seconds must be a positive number"),
     ]:
-        with pytest.raises(ex.SettingsError, match=message):
-            ex.load_settings(text)
+        with pytest.raises(SettingsError, match=message):
+            load_settings(text)
 
 
 def test_the_admin_connection_is_given_to_librdkafka_under_its_names():
@@ -40,14 +48,14 @@ def test_the_admin_connection_is_given_to_librdkafka_under_its_names():
         "ssl_certfile": "/p/a.crt",
         "ssl_keyfile": "/p/a.key",
     }
-    assert ex.librdkafka_config(config) == {
+    assert librdkafka_config(config) == {
         "security.protocol": "SSL",
         "ssl.ca.location": "/p/ca.pem",
         "ssl.certificate.location": "/p/a.crt",
         "ssl.key.location": "/p/a.key",
     }
-    with pytest.raises(ex.SettingsError, match=r"\['api_version'\]"):
-        ex.librdkafka_config({"api_version": (4, 0)})
+    with pytest.raises(SettingsError, match=r"\['api_version'\]"):
+        librdkafka_config({"api_version": (4, 0)})
 
 
 @pytest.mark.parametrize(
@@ -61,14 +69,14 @@ def test_the_admin_connection_is_given_to_librdkafka_under_its_names():
     ],
 )
 def test_a_member_s_dc_is_the_one_whose_network_holds_its_address(host, dc):
-    assert ex.address_dc(host, NETWORKS) == dc
+    assert address_dc(host, NETWORKS) == dc
 
 
 def test_each_partition_s_lag_goes_to_its_owner_s_dc_and_every_broker_dc_has_a_total():
     members = [("/10.1.0.20", [("load", 0), ("load", 1)]), ("/10.9.9.9", [("load", 3)])]
     committed = {("load", 0): 90, ("load", 1): 200, ("load", 2): 10, ("load", 3): 5, ("load", 4): -1001}
     ends = {("load", 0): 100, ("load", 1): 150, ("load", 2): 40, ("load", 3): 5, ("load", 4): 7}
-    samples = ex.group_samples("g", members, committed, ends, NETWORKS, ["dc1", "dc2"])
+    samples = group_samples("g", members, committed, ends, NETWORKS, ["dc1", "dc2"])
     lag = samples_of(samples, "stretch_consumer_group_partition_lag")
     assert lag == {
         (("dc", "dc1"), ("group", "g"), ("partition", "0"), ("topic", "load")): 10,
@@ -92,7 +100,7 @@ def test_partitions_under_min_isr_are_counted_by_leader_dc_with_and_without_elig
         {"topic": "load", "partition": 3, "leader": -1, "isr": [], "elr": []},
         {"topic": "smoke", "partition": 0, "leader": 202, "isr": [202, 101], "elr": []},
     ]
-    samples = ex.replica_samples(partitions, {"load": 2, "smoke": 2}, brokers, ["dc1", "dc2"])
+    samples = replica_samples(partitions, {"load": 2, "smoke": 2}, brokers, ["dc1", "dc2"])
     under = {
         (dict(k)["topic"], dict(k)["dc"]): v for k, v in samples_of(samples, "stretch_partitions_under_min_isr").items()
     }
@@ -109,9 +117,9 @@ def test_partitions_under_min_isr_are_counted_by_leader_dc_with_and_without_elig
 
 
 def test_the_exposition_is_what_prometheus_parses():
-    samples = ex.group_samples("g\"x", [("/10.1.0.20", [("load", 0)])], {("load", 0): 1}, {("load", 0): 5},
+    samples = group_samples("g\"x", [("/10.1.0.20", [("load", 0)])], {("load", 0): 1}, {("load", 0): 5},
                                NETWORKS, ["dc1", "dc2"])  # fmt: skip
-    text = ex.exposition(samples)
+    text = exposition(samples)
     assert 'group="g\\"x"' in text
     proc = subprocess.run([promtool(), "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -126,7 +134,7 @@ class StubCluster:
 
     def groups(self):
         if "groups" in self.fail:
-            raise ex.ReadError("the coordinator did not answer")
+            raise ReadError("the coordinator did not answer")
         return {"g": {"members": [("/10.2.0.20", [("load", 0)])], "committed": {("load", 0): 3}}}
 
     def end_offsets(self, partitions):
@@ -134,12 +142,12 @@ class StubCluster:
 
     def partitions(self):
         if "partitions" in self.fail:
-            raise ex.ReadError("no min.insync.replicas read for topic(s) load")
+            raise ReadError("no min.insync.replicas read for topic(s) load")
         return [{"topic": "load", "partition": 0, "leader": 101, "isr": [101, 201], "elr": []}], {"load": 2}
 
 
 def test_a_failed_read_is_served_as_failed_and_its_figures_left_out():
-    exp = ex.Exporter({"dc_networks": NETWORKS, "interval_seconds": 1}, StubCluster(fail=["partitions"]),
+    exp = Exporter({"dc_networks": NETWORKS, "interval_seconds": 1}, StubCluster(fail=["partitions"]),
                       clock=lambda: 1000.0)  # fmt: skip
     exp.read_once()
     text = exp.metrics()
@@ -156,14 +164,14 @@ def test_a_failed_read_is_served_as_failed_and_its_figures_left_out():
 
 
 def test_before_the_first_read_nothing_passes_for_a_success():
-    exp = ex.Exporter({"dc_networks": {}, "interval_seconds": 1}, StubCluster())
+    exp = Exporter({"dc_networks": {}, "interval_seconds": 1}, StubCluster())
     assert 'stretch_exporter_read_success{part="groups"} 0' in exp.metrics()
 
 
 def test_metrics_are_served_over_http_on_loopback():
-    exp = ex.Exporter({"dc_networks": NETWORKS, "interval_seconds": 1}, StubCluster())
+    exp = Exporter({"dc_networks": NETWORKS, "interval_seconds": 1}, StubCluster())
     exp.read_once()
-    server = ex.serve(exp, "127.0.0.1:0")
+    server = serve(exp, "127.0.0.1:0")
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -175,3 +183,17 @@ def test_metrics_are_served_over_http_on_loopback():
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_bad_settings_file_stops_it_at_start_naming_the_file_and_the_fault(tmp_path, capsys):
+    path = tmp_path / "stretch-exporter.json"
+    path.write_text('{"bootstrap_servers": "b:1", "dc_networks": {"dc1": "10.1.0.0/33"}}')
+    assert main(["--config", str(path)]) == 2
+    assert f"{path}: dc_networks.dc1:" in capsys.readouterr().err
+    assert main(["--config", str(tmp_path / "missing.json")]) == 2
+
+
+def test_the_console_script_runs_main():
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    module, name = project["project"]["scripts"]["stretch-exporter"].split(":")
+    assert getattr(importlib.import_module(module), name) is main

@@ -1,0 +1,111 @@
+"""The exporter's reads of the cluster, through Kafka's admin protocol: confluent-kafka for the groups, their
+committed offsets, the end offsets and the brokers (KIP-848 groups are described only by its ConsumerGroupDescribe),
+kafka-python for the partitions' eligible leader replicas (DescribeTopicPartitions, KIP-966) and the topics'
+min.insync.replicas."""
+
+from __future__ import annotations
+
+from .samples import UNKNOWN
+from .settings import librdkafka_config
+
+
+class ReadError(RuntimeError):
+    pass
+
+
+class Cluster:
+    """The reads, through confluent-kafka (groups, offsets, brokers) and kafka-python (partitions' ELR, configs)."""
+
+    def __init__(self, settings):
+        from confluent_kafka.admin import AdminClient  # noqa: PLC0415  only where it runs
+        from kafka.admin import KafkaAdminClient  # noqa: PLC0415
+
+        self.timeout = settings["timeout_seconds"]
+        self.confluent = AdminClient(
+            {"bootstrap.servers": settings["bootstrap_servers"], **librdkafka_config(settings["client_config"])}
+        )
+        self.settings = settings
+        self._kafka_python = KafkaAdminClient
+        self._python = None
+
+    def python(self):
+        if self._python is None:
+            self._python = self._kafka_python(
+                bootstrap_servers=self.settings["bootstrap_servers"],
+                request_timeout_ms=int(self.timeout * 1000),
+                **self.settings["client_config"],
+            )
+        return self._python
+
+    def broker_dcs(self):
+        """{broker id: DC (its rack)} of the registered brokers."""
+        nodes = self.confluent.describe_cluster(request_timeout=self.timeout).result(timeout=self.timeout).nodes
+        return {n.id: n.rack or UNKNOWN for n in nodes}
+
+    def groups(self):
+        """{group: {"members": [(host, [(topic, partition)])], "committed": {(topic, partition): offset}}}."""
+        from confluent_kafka import ConsumerGroupTopicPartitions  # noqa: PLC0415
+
+        listed = self.confluent.list_consumer_groups(request_timeout=self.timeout).result(timeout=self.timeout)
+        if listed.errors:
+            raise ReadError(f"listing the groups: {listed.errors}")
+        # Every group, "simple" ones too: a client that assigns its partitions itself and commits has lag.
+        names = sorted(g.group_id for g in listed.valid)
+        out = {}
+        described = self.confluent.describe_consumer_groups(names, request_timeout=self.timeout) if names else {}
+        for name in names:
+            description = described[name].result(timeout=self.timeout)
+            members = [
+                (m.host, [(tp.topic, tp.partition) for tp in (m.assignment.topic_partitions if m.assignment else [])])
+                for m in description.members
+            ]
+            # One group per request: librdkafka's ListConsumerGroupOffsets takes one.
+            (future,) = self.confluent.list_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(name)], request_timeout=self.timeout
+            ).values()
+            offsets = future.result(timeout=self.timeout).topic_partitions or []
+            failed = [f"{tp.topic}-{tp.partition}: {tp.error}" for tp in offsets if tp.error]
+            if failed:
+                raise ReadError(f"group {name}'s committed offsets: {'; '.join(failed)}")
+            out[name] = {"members": members, "committed": {(tp.topic, tp.partition): tp.offset for tp in offsets}}
+        return out
+
+    def end_offsets(self, partitions):
+        from confluent_kafka import TopicPartition  # noqa: PLC0415
+        from confluent_kafka.admin import OffsetSpec  # noqa: PLC0415
+
+        if not partitions:
+            return {}
+        asked = {TopicPartition(t, p): OffsetSpec.latest() for t, p in sorted(partitions)}
+        futures = self.confluent.list_offsets(asked, request_timeout=self.timeout)
+        return {(tp.topic, tp.partition): f.result(timeout=self.timeout).offset for tp, f in futures.items()}
+
+    def partitions(self):
+        """([{topic, partition, leader, isr, elr}], {topic: min.insync.replicas})."""
+        from kafka.admin import ConfigResource, ConfigResourceType  # noqa: PLC0415
+
+        client = self.python()
+        topics = sorted(client.list_topics())
+        out, cursor = [], None
+        for _page in range(100000):
+            answer = client.describe_topic_partitions(topics, cursor=cursor) if topics else {"topics": []}
+            for topic in answer["topics"]:
+                if topic["error_code"]:
+                    raise ReadError(f"describing topic {topic['name']}: error {topic['error_code']}")
+                out += [
+                    {"topic": topic["name"], "partition": p["partition_index"], "leader": p["leader_id"],
+                     "isr": list(p["isr_nodes"]), "elr": list(p["eligible_leader_replicas"] or [])}
+                    for p in topic["partitions"]
+                ]  # fmt: skip
+            cursor = answer.get("next_cursor")
+            if not cursor:
+                break
+        described = client.describe_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics], config_filter="all"
+        )
+        configs = described.get("topic", {}) if topics else {}
+        min_isr = {t: int(c["min.insync.replicas"]["value"]) for t, c in configs.items() if "min.insync.replicas" in c}
+        missing = sorted({p["topic"] for p in out} - set(min_isr))
+        if missing:
+            raise ReadError(f"no min.insync.replicas read for topic(s) {', '.join(missing)}")
+        return out, min_isr
