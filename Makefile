@@ -278,9 +278,10 @@ drill-group: collection
 drill-restart: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_restart_drill.py
 
-# The DC failover drill under load, against the running testbed.
+# The DC failover drill under load, against the running testbed, the
+# recovery's smoke test included (`make test` leaves that to the integration tests).
 drill-failover: collection
-	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py
+	STRETCH_DRILL_FULL=1 python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py
 
 # New leaves, then a new CA, each under load, against the running testbed
 # (about 20 minutes: every step restarts every node).

@@ -524,8 +524,10 @@ class Admin:
 
     def finalized_features(self):
         """{feature: finalized level} of the cluster (metadata.version, eligible.leader.replicas.version, ...)."""
-        found = self.client.describe_features()["finalized_features"]
-        return {name: levels[1] for name, levels in sorted(found.items())}
+        # kafka-python answers {feature: {"supported": (min, max), "finalized": (min, max), ...}}, a feature without
+        # "finalized" being one the cluster has not finalized.
+        found = self.client.describe_features()
+        return {name: levels["finalized"][1] for name, levels in sorted(found.items()) if "finalized" in levels}
 
     def eligible_leaders(self, topics):
         """[{topic, partition, isr, elr, last_known_elr}] of the topics' partitions, through DescribeTopicPartitions

@@ -11,8 +11,10 @@ idempotent) and reading as each broker DC throughout:
    writes must go on, and the first DC's reader must keep reading from its
    own DC;
 2. it comes back: playbooks/dc_recovery.yml, under the replication throttle,
-   until nothing is under-replicated; leaders restored, throttle removed,
-   smoke test in both DCs;
+   until nothing is under-replicated; leaders restored, throttle removed;
+   with STRETCH_DRILL_FULL=1 (`make drill-failover`) the recovery's smoke
+   test in both DCs too (in `make test` the integration tests run the smoke
+   test, and its minutes under this load are left out for CI's time);
 3. only the tiebreaker DC is lost, then brought back;
 4. the two broker DCs are cut from each other (both still reach the
    tiebreaker), then healed;
@@ -34,11 +36,13 @@ the network cut uses the testbed's host firewall (testbed/partition.sh).
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource
 
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
@@ -62,6 +66,8 @@ THROTTLE_RATE = 2_097_152
 # Kafka holds the throttle's rate over its quota window
 # (replication.quota.window.num 11 x replication.quota.window.size.seconds 1).
 THROTTLE_WINDOW = 11
+# `make drill-failover` runs the recovery's smoke test too; `make test` leaves it to the integration tests.
+FULL = os.environ.get("STRETCH_DRILL_FULL") == "1"
 
 
 class Drill:
@@ -113,10 +119,31 @@ class Drill:
     def restore_ssh(self, dc):
         self.on_nodes(dc, "systemctl start ssh.service")
 
+    def leader_outside(self, dc, attempts=3):
+        """The quorum's leadership moved out of dc (its controller restarted) when dc holds it. A new leader knows
+        no fetch time of a node that fetched only from the old one, so with the leader lost in dc Kafka keeps no
+        record of when dc went silent: dc_failover.yml then times from its own run and says so (docs/operations.md).
+        The drill times the case Kafka records."""
+        for _ in range(attempts):
+            leader = self.quorum_leader()
+            if leader >= 0 and self.controller_dc.get(leader) != dc:
+                return leader
+            if leader >= 0:
+                host = next(n.host for n in self.cluster.controllers if n.node_id == leader)
+                self.hosts[host].run("systemctl restart kafka")
+            wait_until(lambda old=leader: self.quorum_leader() not in (-1, old), timeout=60, interval=1)
+            self.check(f"{dc}'s controller given up the quorum's leadership: the cluster is whole again",
+                       self.wait_healthy(timeout=180) is not None)  # fmt: skip
+        leader = self.quorum_leader()
+        self.check(f"the quorum's leader is outside {dc} before it is lost", self.controller_dc.get(leader) != dc,
+                   f"leader {leader}")  # fmt: skip
+        return leader
+
     def lose_before_the_run(self, dc, wait=15):
         """The DC lost before any run, as in a real outage: its Kafka processes killed and its SSH down at once,
         then dc_failover.yml run wait seconds later. It must find every node unreachable, confirm the loss in
         Kafka's view, and time the writability from Kafka's record of the loss, not from when it ran."""
+        self.leader_outside(dc)
         self.on_nodes(dc, "systemctl stop ssh.socket ssh.service 2>/dev/null; systemctl kill --signal=SIGKILL kafka; "
                           "systemctl stop kafka")  # fmt: skip
         broker = self.node_in(dc)
@@ -246,7 +273,7 @@ class Drill:
         (here both DCs have two brokers), over the throttle's window, plus the
         fetches under way when the rate is reached, which Kafka's quota lets
         through. Judged while the throttle is on: after the playbook removes
-        it, its smoke test writes and replicates at full speed.
+        it, its smoke test (when FULL) writes and replicates at full speed.
         """
         (survivor,) = [d for d in self.cluster.dcs if d != dc]
         wrote = traffic_runs.client(None, self.cluster, workdir, "produce", "--records", str(BACKLOG_RECORDS),
@@ -255,7 +282,7 @@ class Drill:
             sampler = dcnet.Sampler(routed)
             sampler.start()
             try:
-                run = self.recover(dc, smoke=True, kafka_admin_replication_throttle_rate=THROTTLE_RATE)
+                run = self.recover(dc, smoke=FULL, kafka_admin_replication_throttle_rate=THROTTLE_RATE)
             finally:
                 sampler.stop()
         removed = run.started("Remove the replication throttle")
@@ -504,6 +531,9 @@ def check_dashboard(drill, prometheus, started, marks):
     dashboard_check.write(REPORTS / "dashboard-dc-loss.json", data)
 
 
+# Twelve minutes: `make drill-failover` runs it; `make test` leaves it out for CI's time (the first test's DC is
+# unreachable too when its playbook runs: SSH down with its Kafka killed).
+@pytest.mark.outside_ci
 def test_a_dc_whose_hosts_cannot_be_reached_is_failed_over_and_recovered(cluster, hosts):
     """A real outage: the DC's containers are frozen (podman pause) before dc_failover.yml starts.
 

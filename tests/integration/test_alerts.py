@@ -4,13 +4,16 @@ The DC-loss drill checks that the DC's alerts fire and resolve."""
 
 import re
 import time
+import uuid
 
 import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 from cryptography import x509
 
 from stretch.alert_rules import alerts, metrics_read
 from stretch.bench import traffic as traffic_runs
-from stretch.cluster import playbook, wait_until
+from stretch.cluster import create_topic, playbook, wait_until
 from stretch.prometheus import INTERVAL_SECONDS
 
 
@@ -54,7 +57,32 @@ ON_DEMAND = {
 }
 
 
-def test_every_metric_the_rules_read_is_served(prometheus):
+@pytest.fixture(scope="module")
+def a_group(cluster):
+    """A consumer group with a committed offset, as every cluster with readers has: the exporter reports the lag
+    of the groups the cluster lists, and a testbed just converged has none."""
+    config = {"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config}
+    admin = AdminClient(config)
+    topic, group = f"verify-lag-{uuid.uuid4().hex[:8]}", f"verify-lag-{uuid.uuid4().hex[:8]}"
+    create_topic(admin, topic, partitions=1, replication_factor=4)
+    producer = Producer({**config, "acks": "all"})
+    producer.produce(topic, b"one")
+    assert producer.flush(30) == 0, "the record was not acknowledged"
+    consumer = Consumer({**config, "group.id": group, "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        msg = consumer.poll(30)
+        assert msg is not None, "the record was not read"
+        assert msg.error() is None, msg.error()
+        consumer.commit(message=msg, asynchronous=False)
+    finally:
+        consumer.close()
+    yield group
+    admin.delete_consumer_groups([group])[group].result(timeout=30)
+    admin.delete_topics([topic])[topic].result(timeout=30)
+
+
+def test_every_metric_the_rules_read_is_served(prometheus, a_group):
     missing = {}
     for metric in sorted(metrics_read() - ON_DEMAND):
         if not wait_until(lambda m=metric: prometheus.query(f"count({m})"), timeout=30, interval=5):
@@ -125,16 +153,21 @@ def test_the_wan_probe_measures_each_dc_pair_s_round_trip_under_its_threshold(pr
         assert 0.8 * thresholds[pair] / factor <= seconds < thresholds[pair], (pair, seconds, thresholds[pair])
 
 
-def test_the_cluster_exporter_reads_lag_per_dc_and_the_partitions_eligible_leaders(prometheus, cluster):
+def test_the_cluster_exporter_reads_lag_per_dc_and_the_partitions_eligible_leaders(prometheus, cluster, a_group):
     def read():
         return {m["part"]: v for m, v in prometheus.query("stretch_exporter_read_success")}
 
     assert wait_until(lambda: read() == {"groups": 1.0, "partitions": 1.0}, timeout=60, interval=5), read()
+
     # Every broker DC has a lag total for every group (0 when its members own nothing).
-    by_group = {}
-    for m, _ in prometheus.query("stretch_consumer_group_lag"):
-        by_group.setdefault(m["group"], set()).add(m["dc"])
-    assert by_group, "no consumer group read"
+    def groups():
+        found = {}
+        for m, _ in prometheus.query("stretch_consumer_group_lag"):
+            found.setdefault(m["group"], set()).add(m["dc"])
+        return found
+
+    assert wait_until(lambda: a_group in groups(), timeout=60, interval=5), f"{a_group} not read: {groups()}"
+    by_group = groups()
     assert all(set(cluster.dcs) <= dcs for dcs in by_group.values()), by_group
     # A whole cluster: no partition under min ISR, every broker DC reported.
     without = prometheus.query("sum by (dc) (stretch_partitions_under_min_isr_without_elr)")

@@ -5,10 +5,15 @@ source layered over the cluster's), then once without it. Each node's start
 time tells which nodes restarted. Leaves the cluster as it found it.
 """
 
+import pytest
 import yaml
 
 from stretch.cluster import start_times
 from stretch.playbook import run
+
+# Two converges (minutes): `make verify` runs it; `make test` leaves it out for CI's time (the rolling restart's
+# gates and the idempotent converge are in it).
+pytestmark = pytest.mark.outside_ci
 
 
 def converge(cluster, *extra_inventories):

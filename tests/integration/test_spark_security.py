@@ -63,6 +63,10 @@ CASES = {
 # would add a JVM to a loaded machine and try nothing new).
 EVERY_DC = ("control", "none", "wrong")
 
+# Seven Spark applications (minutes): `make verify` runs them; `make test` leaves them out for CI's time (every
+# smoke test's reads run on each DC's cluster with its own secret).
+pytestmark = pytest.mark.outside_ci
+
 
 def secrets(cluster):
     """{dc: its Spark cluster's secret}."""

@@ -40,7 +40,10 @@ def test_status_prints_every_node_and_reads_on_with_the_first_controller_down(cl
     # It says what it sees, names what is wrong, and fails: the cluster is not whole.
     assert down.returncode != 0
     report = report_of(down)
-    assert len(report) == 2 + len(cluster.nodes)
+    # A row per node (its id and host first), then what ELR (KIP-966) holds, read.
+    rows = {tuple(line.split()[:2]) for line in report[2:] if line.split() and line.split()[0].isdigit()}
+    assert rows == {(str(n.node_id), n.host) for n in cluster.nodes}, report
+    assert [line for line in report if line.startswith("eligible leader replicas (KIP-966): eligible.leader")], report
     row = next(line for line in report if line.split()[:2] == [str(first.node_id), first.host])
     assert "follower, lag" in row
     assert f"voter {first.node_id} is" in down.text, down.text[-2000:]

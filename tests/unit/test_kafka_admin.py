@@ -242,3 +242,19 @@ def test_when_no_broker_answers_the_admin_fails_naming_them_instead_of_waiting(f
     admin = Admin(frozen_listener, {"security_protocol": "SSL"})
     with pytest.raises(AdminError, match=f"no broker answered: {frozen_listener}: no TLS reply"):
         admin.client  # noqa: B018  connecting is what is tested
+
+
+def test_finalized_features_read_kafka_pythons_answer_and_leave_out_what_is_only_supported():
+    # kafka-python's describe_features() (its _async_describe_features) answers per feature, not under a
+    # "finalized_features" key as its docstring says.
+    class Features:
+        def describe_features(self):
+            return {
+                "metadata.version": {"supported": (7, 29), "finalized": (29, 29), "finalized_epoch": 4},
+                "eligible.leader.replicas.version": {"supported": (0, 1), "finalized": (1, 1), "finalized_epoch": 4},
+                "share.version": {"supported": (0, 1)},
+            }
+
+    admin = Admin("b1:9092")
+    admin._client = Features()
+    assert admin.finalized_features() == {"eligible.leader.replicas.version": 1, "metadata.version": 29}
