@@ -10,10 +10,12 @@ tests and the drills compare what the running cluster reports with it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +25,8 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.plugins.loader import init_plugin_loader
 from ansible.template import Templar, trust_as_template
 from ansible.vars.manager import VariableManager
-from confluent_kafka.admin import NewTopic
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 from kafka.admin import KafkaAdminClient
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
@@ -331,6 +334,34 @@ def wait_until(check, timeout=90, interval=2):
         if result or time.monotonic() > deadline:
             return result
         time.sleep(interval)
+
+
+@contextlib.contextmanager
+def committed_group(cluster, prefix="verify-lag"):
+    """A consumer group with one committed offset and no member, as long as the block runs, then deleted with its
+    topic: a group the cluster's exporter reports (lag and members per DC, 0 each) on a testbed that has none."""
+    config = {"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config}
+    admin = AdminClient(config)
+    topic, group = f"{prefix}-{uuid.uuid4().hex[:8]}", f"{prefix}-{uuid.uuid4().hex[:8]}"
+    create_topic(admin, topic, partitions=1, replication_factor=4)
+    producer = Producer({**config, "acks": "all"})
+    producer.produce(topic, b"one")
+    if producer.flush(30) != 0:
+        raise RuntimeError(f"the record to {topic} was not acknowledged")
+    consumer = Consumer({**config, "group.id": group, "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        msg = consumer.poll(30)
+        if msg is None or msg.error() is not None:
+            raise RuntimeError(f"the record of {topic} was not read: {msg and msg.error()}")
+        consumer.commit(message=msg, asynchronous=False)
+    finally:
+        consumer.close()
+    try:
+        yield group
+    finally:
+        admin.delete_consumer_groups([group])[group].result(timeout=30)
+        admin.delete_topics([topic])[topic].result(timeout=30)
 
 
 def create_topic(admin, name, partitions, replication_factor, timeout=60):

@@ -129,7 +129,7 @@ def unclean_election(drill):
     one, other = (next(n for n in drill.cluster.brokers if n.dc == dc) for dc in (first, second))
     topic, admin = "stretch-alert-drill-unclean", drill.admin()
     configs = {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}
-    new = NewTopic(topic, num_partitions=-1, replica_assignment=[[one.node_id, other.node_id]], config=configs)
+    new = NewTopic(topic, num_partitions=1, replica_assignment=[[one.node_id, other.node_id]], config=configs)
     admin.create_topics([new])[topic].result(timeout=60)
     try:
         faults.kill_and_keep_down(drill.tb, other.host)
@@ -152,7 +152,7 @@ def unclean_election(drill):
 def partition_without_eligible_leader(drill):
     broker = drill.cluster.brokers[0]
     topic, admin = "stretch-alert-drill-no-elr", drill.admin()
-    new = NewTopic(topic, num_partitions=-1, replica_assignment=[[broker.node_id]], config={"min.insync.replicas": "2"})
+    new = NewTopic(topic, num_partitions=1, replica_assignment=[[broker.node_id]], config={"min.insync.replicas": "2"})
     admin.create_topics([new])[topic].result(timeout=60)
     try:
         drill.fires("KafkaUnderMinIsrWithoutEligibleLeader", {"topic": topic, "dc": broker.dc},

@@ -4,16 +4,13 @@ The DC-loss drill checks that the DC's alerts fire and resolve."""
 
 import re
 import time
-import uuid
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient
 from cryptography import x509
 
 from stretch.alert_rules import alerts, metrics_read
 from stretch.bench import traffic as traffic_runs
-from stretch.cluster import create_topic, playbook, wait_until
+from stretch.cluster import committed_group, playbook, wait_until
 from stretch.prometheus import INTERVAL_SECONDS
 
 
@@ -61,25 +58,8 @@ ON_DEMAND = {
 def a_group(cluster):
     """A consumer group with a committed offset, as every cluster with readers has: the exporter reports the lag
     of the groups the cluster lists, and a testbed just converged has none."""
-    config = {"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config}
-    admin = AdminClient(config)
-    topic, group = f"verify-lag-{uuid.uuid4().hex[:8]}", f"verify-lag-{uuid.uuid4().hex[:8]}"
-    create_topic(admin, topic, partitions=1, replication_factor=4)
-    producer = Producer({**config, "acks": "all"})
-    producer.produce(topic, b"one")
-    assert producer.flush(30) == 0, "the record was not acknowledged"
-    consumer = Consumer({**config, "group.id": group, "enable.auto.commit": False})
-    try:
-        consumer.assign([TopicPartition(topic, 0, 0)])
-        msg = consumer.poll(30)
-        assert msg is not None, "the record was not read"
-        assert msg.error() is None, msg.error()
-        consumer.commit(message=msg, asynchronous=False)
-    finally:
-        consumer.close()
-    yield group
-    admin.delete_consumer_groups([group])[group].result(timeout=30)
-    admin.delete_topics([topic])[topic].result(timeout=30)
+    with committed_group(cluster) as group:
+        yield group
 
 
 def test_every_metric_the_rules_read_is_served(prometheus, a_group):

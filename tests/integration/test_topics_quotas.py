@@ -211,7 +211,7 @@ def test_an_undeclared_topic_coming_and_going_between_two_converges_moves_nothin
     first, second = sorted(by_dc)
     a, b = sorted(by_dc[first])[:2], sorted(by_dc[second])[:2]
     crowd = [[*a, *b], [*a, *b], [a[1], a[0], b[1], b[0]]]
-    admin.create_topics([NewTopic("it-crowd", num_partitions=-1, replica_assignment=crowd)])["it-crowd"].result(
+    admin.create_topics([NewTopic("it-crowd", num_partitions=len(crowd), replica_assignment=crowd)])["it-crowd"].result(
         timeout=60
     )
 
