@@ -337,12 +337,12 @@ def wait_until(check, timeout=90, interval=2):
 
 
 @contextlib.contextmanager
-def committed_group(cluster, prefix="verify-lag"):
+def committed_group(cluster):
     """A consumer group with one committed offset and no member, as long as the block runs, then deleted with its
     topic: a group the cluster's exporter reports (lag and members per DC, 0 each) on a testbed that has none."""
     config = {"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config}
     admin = AdminClient(config)
-    topic, group = f"{prefix}-{uuid.uuid4().hex[:8]}", f"{prefix}-{uuid.uuid4().hex[:8]}"
+    topic, group = f"verify-lag-{uuid.uuid4().hex[:8]}", f"verify-lag-{uuid.uuid4().hex[:8]}"
     create_topic(admin, topic, partitions=1, replication_factor=4)
     producer = Producer({**config, "acks": "all"})
     producer.produce(topic, b"one")

@@ -5,7 +5,7 @@ import testinfra
 
 from stretch import cluster as inventory
 from stretch.alert_rules import alerts
-from stretch.cluster import wait_until
+from stretch.cluster import committed_group, wait_until
 from stretch.prometheus import Prometheus, rules_problems
 
 
@@ -34,3 +34,12 @@ def prometheus(cluster, tmp_path_factory):
         loaded = wait_until(lambda: not rules_problems(running.rules(), expected), timeout=60, interval=2)
         assert loaded, rules_problems(running.rules(), expected)
         yield running
+
+
+@pytest.fixture(scope="module")
+def a_group(cluster):
+    """A consumer group with a committed offset and no member, as every cluster with readers has: the cluster's
+    exporter reports the lag and members of the groups the cluster lists, and a testbed just converged (or one
+    whose load harness commits nothing) has none."""
+    with committed_group(cluster) as group:
+        yield group

@@ -49,7 +49,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from stretch import dashboard_check, dcnet, traffic
 from stretch.bench import traffic as traffic_runs
-from stretch.cluster import REPO, committed_group, left_after_recovery, playbook, quorum_leader_id, wait_until
+from stretch.cluster import REPO, left_after_recovery, playbook, quorum_leader_id, wait_until
 from stretch.drill import load_problems, wan_probe
 from stretch.loadtest.background import BackgroundLoad
 
@@ -381,14 +381,6 @@ class Drill:
         self.elr(f"strict, {self.second} back, min ISR 3")
         self.playbook("dc_recovery", kafka_ops_failover_dc=self.tiebreaker, kafka_ops_recovery_smoke_test=False)
         self.check("the cluster is back at its declared min ISR 2", self.cluster_min_isr() == 2, self.cluster_min_isr())
-
-
-@pytest.fixture
-def a_group(cluster):
-    """A consumer group the cluster's exporter reports through the drill (the load harness's readers commit
-    nothing), so that the dashboard's group panels have series for every DC."""
-    with committed_group(cluster, prefix="drill-lag") as group:
-        yield group
 
 
 def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_path, prometheus, a_group):

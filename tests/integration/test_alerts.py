@@ -10,7 +10,7 @@ from cryptography import x509
 
 from stretch.alert_rules import alerts, metrics_read
 from stretch.bench import traffic as traffic_runs
-from stretch.cluster import committed_group, playbook, wait_until
+from stretch.cluster import playbook, wait_until
 from stretch.prometheus import INTERVAL_SECONDS
 
 
@@ -52,14 +52,6 @@ ON_DEMAND = {
     # test_a_replication_throttle_left_on_is_seen_and_its_removal_too.
     "kafka_server_followerreplication_byte_rate",
 }
-
-
-@pytest.fixture(scope="module")
-def a_group(cluster):
-    """A consumer group with a committed offset, as every cluster with readers has: the exporter reports the lag
-    of the groups the cluster lists, and a testbed just converged has none."""
-    with committed_group(cluster) as group:
-        yield group
 
 
 def test_every_metric_the_rules_read_is_served(prometheus, a_group):
