@@ -54,6 +54,7 @@ from kafka_smoke import locality
 from stretch import activeactive, dcnet
 from stretch.cluster import REPO, playbook, wait_until
 from stretch.drill import Load, lag_rise_and_fall
+from stretch.prometheus import EXPORTER_INTERVAL_SECONDS, INTERVAL_SECONDS
 from stretch.spark_cluster import SparkNode
 
 REPORTS = REPO / "reports"
@@ -164,12 +165,27 @@ def stream_group():
     return os.environ.get("STRETCH_STREAM_GROUP", job["group"])
 
 
+def panel_delay(prometheus):
+    """How far the lag panel trails the group, in seconds: what Prometheus shows at t is the exporter's read that
+    started up to an exporter interval and a scrape interval before t, and took its read duration (the longest
+    of the last two minutes, as the exporter reported it)."""
+    took = prometheus.query('max_over_time(stretch_exporter_read_duration_seconds{part="groups"}[2m])')
+    return INTERVAL_SECONDS + EXPORTER_INTERVAL_SECONDS + max((v for _, v in took), default=0.0)
+
+
 def lag_seen(prometheus, group, dc, calm_start, killed_at, taken_at, settled_until):
-    """The second DC's lag for the group around the kill, from the drill's Prometheus (lag_rise_and_fall)."""
+    """The second DC's lag for the group around the kill, from the drill's Prometheus (lag_rise_and_fall).
+
+    The windows are the group's, moved by how far the panel trails it: the
+    rise is looked for until the panel can show the takeover, and the fall
+    from then until the job's restart (settled_until)."""
+    delay = panel_delay(prometheus)
     found = prometheus.query_range(f'sum(stretch_consumer_group_lag{{group="{group}", dc="{dc}"}})', calm_start,
                                    settled_until, 2)  # fmt: skip
     points = found[0][1] if found else []
-    return lag_rise_and_fall(points, (calm_start, killed_at), (killed_at, taken_at), (taken_at + 5, settled_until))
+    seen = lag_rise_and_fall(points, (calm_start, killed_at), (killed_at, taken_at + delay),
+                             (taken_at + delay, settled_until))  # fmt: skip
+    return {**seen, "panel_delay_s": round(delay, 1)}
 
 
 def test_active_active_drill(cluster, prometheus):
@@ -260,8 +276,11 @@ def test_active_active_drill(cluster, prometheus):
         # Until systemd starts the killed job again (spark_stream_restart_seconds, 30 s), the first DC owns it all.
         if takeover["all_seconds"] is not None:
             taken_at = killed_at + takeover["all_seconds"]
-            time.sleep(max(0.0, killed_at + 28 - time.time()))
-            lag = lag_seen(prometheus, stream_group(), second, calm_start, killed_at, taken_at, killed_at + 28)
+            # The panel at t shows the group as it was at most a panel delay earlier; systemd restarts the job
+            # 30 s after the kill, and it owns nothing again before its driver has started: until then, the
+            # second DC has none of the group's partitions.
+            time.sleep(max(0.0, killed_at + 31 - time.time()))
+            lag = lag_seen(prometheus, stream_group(), second, calm_start, killed_at, taken_at, killed_at + 30)
             drill.figures["lag_around_the_kill"] = lag
             drill.check(
                 f"(b) the group's lag in {second} rises while its partitions wait, and falls back once {first}'s "

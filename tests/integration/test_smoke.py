@@ -93,6 +93,7 @@ def stop(process):
             process.wait(timeout=30)
 
 
+@pytest.mark.outside_ci  # four and a half minutes: `make verify` runs it, `make test` leaves it out for CI's time
 def test_the_router_counts_only_the_reads_own_bytes_while_other_clients_cross_between_the_dcs(cluster, tmp_path):
     # Each DC's producer (in the DC's own network, at its .250 address) writes to the partitions the other DC's
     # brokers lead, for the whole smoke test: its writes cross one way and its acks the other, through the
