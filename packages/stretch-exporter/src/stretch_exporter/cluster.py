@@ -1,7 +1,21 @@
-"""The exporter's reads of the cluster, through Kafka's admin protocol: confluent-kafka for the groups, their
-committed offsets, the end offsets and the brokers (KIP-848 groups are described only by its ConsumerGroupDescribe),
-kafka-python for the partitions' eligible leader replicas (DescribeTopicPartitions, KIP-966) and the topics'
-min.insync.replicas."""
+"""The exporter's reads of the cluster, through Kafka's admin protocol.
+
+kafka-python reads the brokers (DescribeCluster, with their racks, fenced
+ones too), lists the groups (ListGroups to every broker the metadata holds),
+the end offsets (ListOffsets to each partition's leader, retried on a moved
+leadership), the partitions' eligible leader replicas (DescribeTopicPartitions,
+KIP-966) and the topics' min.insync.replicas. confluent-kafka describes the
+groups and reads their committed offsets, from each group's coordinator (a
+KIP-848 group is described only by its ConsumerGroupDescribe).
+
+No read goes to "the controller" through librdkafka: its admin client keeps
+the controller its metadata named, and while that broker is down (a lost DC)
+it answers every such request with a timeout and reconnects to it without a
+pause (hundreds of thousands of refused connections in 30 s, on the failover
+drill). Nor does an end offset: librdkafka's ListOffsets carries the leader
+epoch it cached, and after a DC's recovery the new leaders refuse it
+(FENCED_LEADER_EPOCH) until its metadata catches up.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +28,8 @@ class ReadError(RuntimeError):
 
 
 class Cluster:
-    """The reads, through confluent-kafka (groups, offsets, brokers) and kafka-python (partitions' ELR, configs)."""
+    """The reads, through kafka-python (brokers, group names, end offsets, partitions' ELR, configs) and
+    confluent-kafka (the groups' members and committed offsets)."""
 
     def __init__(self, settings):
         from confluent_kafka.admin import AdminClient  # noqa: PLC0415  only where it runs
@@ -38,19 +53,19 @@ class Cluster:
         return self._python
 
     def broker_dcs(self):
-        """{broker id: DC (its rack)} of the registered brokers."""
-        nodes = self.confluent.describe_cluster(request_timeout=self.timeout).result(timeout=self.timeout).nodes
-        return {n.id: n.rack or UNKNOWN for n in nodes}
+        """{broker id: DC (its rack)} of the registered brokers, fenced ones too: a lost DC's brokers stay
+        registered, and its lag and members show as 0 rather than vanish."""
+        brokers = self.python().describe_cluster()["brokers"]
+        if not brokers:
+            raise ReadError("DescribeCluster named no broker")
+        return {b["broker_id"]: b.get("rack") or UNKNOWN for b in brokers}
 
     def groups(self):
         """{group: {"members": [(host, [(topic, partition)])], "committed": {(topic, partition): offset}}}."""
         from confluent_kafka import ConsumerGroupTopicPartitions  # noqa: PLC0415
 
-        listed = self.confluent.list_consumer_groups(request_timeout=self.timeout).result(timeout=self.timeout)
-        if listed.errors:
-            raise ReadError(f"listing the groups: {listed.errors}")
         # Every group, "simple" ones too: a client that assigns its partitions itself and commits has lag.
-        names = sorted(g.group_id for g in listed.valid)
+        names = sorted({g["group_id"] for g in self.python().list_groups()})
         out = {}
         described = self.confluent.describe_consumer_groups(names, request_timeout=self.timeout) if names else {}
         for name in names:
@@ -71,14 +86,16 @@ class Cluster:
         return out
 
     def end_offsets(self, partitions):
-        from confluent_kafka import TopicPartition  # noqa: PLC0415
-        from confluent_kafka.admin import OffsetSpec  # noqa: PLC0415
+        from kafka import TopicPartition  # noqa: PLC0415
+        from kafka.admin import OffsetSpec  # noqa: PLC0415
 
         if not partitions:
             return {}
-        asked = {TopicPartition(t, p): OffsetSpec.latest() for t, p in sorted(partitions)}
-        futures = self.confluent.list_offsets(asked, request_timeout=self.timeout)
-        return {(tp.topic, tp.partition): f.result(timeout=self.timeout).offset for tp, f in futures.items()}
+        found = self.python().list_partition_offsets({TopicPartition(t, p): OffsetSpec.LATEST for t, p in partitions})
+        missing = sorted(set(partitions) - {(tp.topic, tp.partition) for tp in found})
+        if missing:
+            raise ReadError(f"no end offset read for {', '.join(f'{t}-{p}' for t, p in missing)}")
+        return {(tp.topic, tp.partition): answer.offset for tp, answer in found.items()}
 
     def partitions(self):
         """([{topic, partition, leader, isr, elr}], {topic: min.insync.replicas})."""
