@@ -122,10 +122,10 @@ test-trixie: setup collection
 	STRETCH_RELEASE=13 STRETCH_RESTARTS=1 python -m pytest -p no:cacheprovider -q -s \
 	  tests/drills/test_release_drill.py tests/integration/test_consumer_project.py tests/drills/test_restart_drill.py
 
-# The drills, against the running testbed: `make test` runs the first (the
-# failover drill); the group drill, the short active/active drill and the
-# quorum drill (which rebuilds the tiebreaker's container, so it goes last)
-# only here and in their own targets.
+# The drills, against the running testbed: `make test` runs the first and the
+# third (the failover drill and the short active/active one); the group drill
+# and the quorum drill (which rebuilds the tiebreaker's container, so it goes
+# last) only here and in their own targets.
 drills: collection
 	python -m pytest -p no:cacheprovider -q -s tests/drills/test_failover_drill.py tests/drills/test_group_drill.py \
 	  tests/drills/test_active_active_drill.py tests/drills/test_quorum_drill.py
