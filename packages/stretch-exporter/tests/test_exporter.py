@@ -197,3 +197,45 @@ def test_the_console_script_runs_main():
     project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
     module, name = project["project"]["scripts"]["stretch-exporter"].split(":")
     assert getattr(importlib.import_module(module), name) is main
+
+
+class FakeKafkaPython:
+    """kafka-python's admin client as the exporter's reads use it."""
+
+    def __init__(self, brokers=(), ends=None):
+        self.brokers, self.ends = list(brokers), ends or {}
+
+    def describe_cluster(self):
+        return {"brokers": self.brokers, "controller_id": 1}
+
+    def list_partition_offsets(self, specs):
+        from kafka.structs import OffsetAndTimestamp  # noqa: PLC0415
+
+        return {tp: OffsetAndTimestamp(self.ends[(tp.topic, tp.partition)], -1, 0)
+                for tp in specs if (tp.topic, tp.partition) in self.ends}  # fmt: skip
+
+
+def cluster_on(fake):
+    from stretch_exporter.cluster import Cluster  # noqa: PLC0415
+
+    cluster = Cluster.__new__(Cluster)
+    cluster._python = fake
+    return cluster
+
+
+def test_the_brokers_dcs_come_from_describe_cluster_fenced_ones_too():
+    # A lost DC's brokers stay registered, fenced: its DC keeps its series (0 members) instead of vanishing.
+    fake = FakeKafkaPython([{"broker_id": 101, "rack": "dc1", "is_fenced": False},
+                            {"broker_id": 201, "rack": "dc2", "is_fenced": True},
+                            {"broker_id": 301, "rack": None, "is_fenced": False}])  # fmt: skip
+    assert cluster_on(fake).broker_dcs() == {101: "dc1", 201: "dc2", 301: "unknown"}
+    with pytest.raises(ReadError, match="named no broker"):
+        cluster_on(FakeKafkaPython([])).broker_dcs()
+
+
+def test_an_end_offset_not_read_fails_the_read_naming_the_partition():
+    fake = FakeKafkaPython(ends={("load", 0): 8, ("load", 1): 5})
+    assert cluster_on(fake).end_offsets({("load", 0), ("load", 1)}) == {("load", 0): 8, ("load", 1): 5}
+    with pytest.raises(ReadError, match="no end offset read for load-2"):
+        cluster_on(fake).end_offsets({("load", 0), ("load", 2)})
+    assert cluster_on(fake).end_offsets(set()) == {}
