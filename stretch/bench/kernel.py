@@ -72,7 +72,8 @@ def write_on_leader(cluster, admin, leader):
         ]  # fmt: skip
     )
     inventory.wait_until(lambda: TOPIC in admin.list_topics(), timeout=60, interval=1)
-    producer = Producer({**cluster.client_config, "acks": "1", "linger.ms": 20, "compression.type": "none",
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config, "acks": "1",
+                         "linger.ms": 20, "compression.type": "none",
                          "batch.size": 1 << 20, "queue.buffering.max.kbytes": 1 << 20})  # fmt: skip
     value, failed = b"k" * RECORD, []
     deadline = time.monotonic() + 600
