@@ -31,7 +31,7 @@ import sys
 import time
 
 from confluent_kafka import Producer
-from kafka import KafkaAdminClient
+from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic
 
 from ansible_collections.stretch.kafka.plugins.module_utils import kernel
@@ -103,7 +103,7 @@ def catch_up(cluster, admin, leader, follower, routed):
     first, second = sorted(cluster.dcs)[:2]
     before = routed.read()
     started = time.monotonic()
-    admin.alter_partition_reassignments({(TOPIC, p): [leader, follower] for p in range(PARTITIONS)})
+    admin.alter_partition_reassignments({TopicPartition(TOPIC, p): [leader, follower] for p in range(PARTITIONS)})
     deadline = started + 900
     while not in_sync(admin, follower):
         if time.monotonic() > deadline:
