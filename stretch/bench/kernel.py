@@ -95,7 +95,7 @@ def in_sync(admin, follower):
     """Whether follower is in the ISR of every partition of the topic; a partial reply is not in sync."""
     described = admin.describe_topics([TOPIC])
     partitions = described[0]["partitions"] if described else []
-    return len(partitions) == PARTITIONS and all(follower in p["isr"] for p in partitions)
+    return len(partitions) == PARTITIONS and all(follower in p["isr_nodes"] for p in partitions)
 
 
 def catch_up(cluster, admin, leader, follower, routed):
