@@ -16,11 +16,10 @@
 #   before the cut (at most one delay's worth, 15-20 ms) are let through when
 #   their delay is up: a verdict resumes a packet after the hook that queued
 #   it, not before.
-# - netavark masquerades traffic between the networks on its way out
-#   (postrouting), and conntrack restores a reply's real destination before
-#   routing (prerouting). The forward hook, between the two, sees every
-#   packet with the real addresses of both containers, in both directions, so
-#   the rules match the DCs' own subnets.
+# - Traffic between the DC networks keeps its real addresses (routing.sh
+#   leaves it untracked, so netavark does not masquerade it): the forward
+#   hook sees every packet with the addresses of both containers, in both
+#   directions, so the rules match the DCs' own subnets.
 # - The host's own traffic to a node (the tests' clients, podman exec, SSH) is
 #   not forwarded, so no cut touches it.
 set -eu

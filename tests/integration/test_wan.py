@@ -107,3 +107,29 @@ def test_a_dead_delayer_costs_the_dcs_their_delay_never_their_link_and_comes_bac
     assert control.apply(wan["request"])["changed"], "apply saw nothing to restart"
     restored = round_trips(wan, rounds=10)[pair]
     assert abs(restored["p50_ms"] - set_rtt(wan, pair)) <= TOLERANCE_MS, restored
+
+
+HOLD = """import socket, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+print(*s.getsockname()[:2], flush=True)
+time.sleep(10)
+"""
+
+
+def test_a_broker_sees_a_client_of_another_dc_at_the_client_s_own_address(cluster, hosts):
+    """As across a WAN between sites, not at the broker's own bridge gateway (netavark's masquerade, which
+    testbed/routing.sh keeps off this traffic): the exporter gives a group member the DC of its address."""
+    first, second = cluster.dcs[:2]
+    far = next(n for n in cluster.brokers if n.dc == second)
+    port = next(s.rsplit(":", 1)[1] for s in cluster.bootstrap_servers.split(",") if s.startswith(f"{far.address}:"))
+    with dcnet.DcClient(first) as client:
+        proc = subprocess.Popen(client.wrap([sys.executable, "-c", HOLD, far.address, port]), stdout=subprocess.PIPE,
+                                text=True)  # fmt: skip
+        try:
+            address, local_port = proc.stdout.readline().split()
+            seen = hosts[far.host].check_output(f"ss -Htn state established '( sport = :{port} )'")
+        finally:
+            proc.kill()
+            proc.wait(timeout=10)
+    peers = [line.split()[-1].replace("[::ffff:", "").replace("]", "") for line in seen.splitlines()]
+    assert f"{address}:{local_port}" in peers, (address, local_port, peers)
