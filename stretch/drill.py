@@ -123,11 +123,12 @@ def lag_rise_and_fall(points, calm, lost, settled):
     It rose when its peak while lost is above its highest calm value, and
     fell when every value once settled is back at or under that calm highest
     (a DC that owns nothing any more counts 0). Returns {calm_max, peak,
-    settled_max, rose, fell}; a window without a point counts as not shown.
+    settled_max, rose, fell}; a window without a point, or None, counts as
+    not shown.
     """
 
     def within(window):
-        return [v for t, v in points if window[0] <= t <= window[1]]
+        return [v for t, v in points if window and window[0] <= t <= window[1]]
 
     calm_values, lost_values, settled_values = within(calm), within(lost), within(settled)
     calm_max = max(calm_values) if calm_values else None
@@ -136,3 +137,19 @@ def lag_rise_and_fall(points, calm, lost, settled):
     rose = None not in (calm_max, peak) and peak > calm_max
     fell = None not in (calm_max, settled_max) and settled_max <= calm_max
     return {"calm_max": calm_max, "peak": peak, "settled_max": settled_max, "rose": rose, "fell": fell}
+
+
+def loss_windows(members, killed_at, until):
+    """The lost and settled windows ((from, to) or None) of a DC whose consumers were killed at killed_at, from
+    the dashboard's own count of that DC's members [(time, members)], read with its lag in the same scrape: lost
+    from the kill until the first point after it without a member (the group has dropped the killed consumers and
+    their partitions went to the other DC), settled from then until the first point with a member again (the
+    consumers restarted) or until. A window the panel never showed is None."""
+    after = [(t, n) for t, n in members if t > killed_at]
+    left = next((i for i, (_, n) in enumerate(after) if n == 0), None)
+    if left is None:
+        return (killed_at, until), None
+    back = next((i for i, (_, n) in enumerate(after) if i > left and n > 0), None)
+    lost = (killed_at, after[left - 1][0]) if left else None
+    settled = (after[left][0], after[back - 1][0] if back is not None else until)
+    return lost, settled

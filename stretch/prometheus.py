@@ -32,8 +32,8 @@ PROMETHEUS = Path(sys.executable).parent / "prometheus"
 BLACKBOX = Path(sys.executable).parent / "prometheus-blackbox-exporter"
 INTERVAL_SECONDS = 5
 INTERVAL = f"{INTERVAL_SECONDS}s"
-# How often the cluster's exporter reads the cluster here: short enough to see a lost DC's lag rise and fall
-# within the seconds a takeover takes.
+# How often the cluster's exporter reads the cluster here, and Prometheus scrapes it: short enough to see a lost
+# DC's lag rise and fall within the seconds a takeover takes (a group drops a killed member in about 6 s).
 EXPORTER_INTERVAL_SECONDS = 2
 
 
@@ -101,6 +101,8 @@ class Prometheus:
                 {"job_name": "wan", "file_sd_configs": [{"files": [str(rules / "stretch-wan-targets.json")]}]},
                 {
                     "job_name": "stretch",
+                    "scrape_interval": f"{EXPORTER_INTERVAL_SECONDS}s",
+                    "scrape_timeout": f"{EXPORTER_INTERVAL_SECONDS}s",
                     "static_configs": [
                         {"targets": [f"127.0.0.1:{self.exporter_port}"], "labels": {"exporter": "stretch"}}
                     ],

@@ -22,7 +22,10 @@ b. the second DC's driver is killed (SIGKILL on its whole service): the
    job owned (at most 15 s). The group's lag in the second DC, as the
    cluster's exporter gives it to the drill's Prometheus (the dashboard's
    lag panel), rises above its calm highest while its partitions wait, and
-   is back at or under it once the first DC's job has them;
+   is back at or under it once the first DC's job has them; the dashboard's
+   member panel, read in the same scrape, tells which is which (waiting:
+   until it first shows the DC without a member; back: from then until it
+   shows the restarted job);
 c. systemd starts the killed job again and the work splits again;
 d. (the full drill only) the second DC's Kafka nodes are lost
    (dc_failover.yml) and recovered (dc_recovery.yml) while the jobs run; the
@@ -53,8 +56,7 @@ from kafka_group_source.sink import parse_lines
 from kafka_smoke import locality
 from stretch import activeactive, dcnet
 from stretch.cluster import REPO, playbook, wait_until
-from stretch.drill import Load, lag_rise_and_fall
-from stretch.prometheus import EXPORTER_INTERVAL_SECONDS, INTERVAL_SECONDS
+from stretch.drill import Load, lag_rise_and_fall, loss_windows
 from stretch.spark_cluster import SparkNode
 
 REPORTS = REPO / "reports"
@@ -165,27 +167,32 @@ def stream_group():
     return os.environ.get("STRETCH_STREAM_GROUP", job["group"])
 
 
-def panel_delay(prometheus):
-    """How far the lag panel trails the group, in seconds: what Prometheus shows at t is the exporter's read that
-    started up to an exporter interval and a scrape interval before t, and took its read duration (the longest
-    of the last two minutes, as the exporter reported it)."""
-    took = prometheus.query('max_over_time(stretch_exporter_read_duration_seconds{part="groups"}[2m])')
-    return INTERVAL_SECONDS + EXPORTER_INTERVAL_SECONDS + max((v for _, v in took), default=0.0)
+def lag_seen(prometheus, group, dc, calm_start, killed_at):
+    """The second DC's lag for the group around the kill, from the drill's Prometheus (lag_rise_and_fall), with
+    the windows the dashboard's own member count of the DC marks (loss_windows): that count comes from the same
+    read of the group as the lag, so the panel's delay needs no guess. Waits (at most 90 s) until the panel has
+    shown the DC without a member for 10 s, or with one again."""
 
+    def series(metric, until):
+        found = prometheus.query_range(f'sum({metric}{{group="{group}", dc="{dc}"}})', calm_start, until, 2)
+        return found[0][1] if found else []
 
-def lag_seen(prometheus, group, dc, calm_start, killed_at, taken_at, settled_until):
-    """The second DC's lag for the group around the kill, from the drill's Prometheus (lag_rise_and_fall).
+    def shown():
+        until = time.time()
+        members = series("stretch_consumer_group_members", until)
+        _, settled = loss_windows(members, killed_at, until)
+        return settled is not None and (settled[1] < until or settled[1] - settled[0] >= 10)
 
-    The windows are the group's, moved by how far the panel trails it: the
-    rise is looked for until the panel can show the takeover, and the fall
-    from then until the job's restart (settled_until)."""
-    delay = panel_delay(prometheus)
-    found = prometheus.query_range(f'sum(stretch_consumer_group_lag{{group="{group}", dc="{dc}"}})', calm_start,
-                                   settled_until, 2)  # fmt: skip
-    points = found[0][1] if found else []
-    seen = lag_rise_and_fall(points, (calm_start, killed_at), (killed_at, taken_at + delay),
-                             (taken_at + delay, settled_until))  # fmt: skip
-    return {**seen, "panel_delay_s": round(delay, 1)}
+    wait_until(shown, timeout=90, interval=2)
+    until = time.time()
+    members, lag = series("stretch_consumer_group_members", until), series("stretch_consumer_group_lag", until)
+    lost, settled = loss_windows(members, killed_at, until)
+    seen = lag_rise_and_fall(lag, (calm_start, killed_at), lost, settled)
+    shifted = {w: None if v is None else [round(t - killed_at, 1) for t in v] for w, v in
+               (("lost", lost), ("settled", settled))}  # fmt: skip
+    count = dict(members)
+    points = [(round(t - killed_at), int(v), count.get(t)) for t, v in lag if t > killed_at - 20]
+    return {**seen, "windows_after_kill_s": shifted, "from_20_s_before_kill_s_lag_members": points}
 
 
 def test_active_active_drill(cluster, prometheus):
@@ -273,21 +280,14 @@ def test_active_active_drill(cluster, prometheus):
             takeover["first_seconds"] is not None and takeover["first_seconds"] <= TAKEOVER_TARGET_SECONDS,
             f"{takeover['first_seconds']} s to the first batch, {takeover['all_seconds']} s to all",
         )
-        # Until systemd starts the killed job again (spark_stream_restart_seconds, 30 s), the first DC owns it all.
-        if takeover["all_seconds"] is not None:
-            taken_at = killed_at + takeover["all_seconds"]
-            # The panel at t shows the group as it was at most a panel delay earlier; systemd restarts the job
-            # 30 s after the kill, and it owns nothing again before its driver has started: until then, the
-            # second DC has none of the group's partitions.
-            time.sleep(max(0.0, killed_at + 31 - time.time()))
-            lag = lag_seen(prometheus, stream_group(), second, calm_start, killed_at, taken_at, killed_at + 30)
-            drill.figures["lag_around_the_kill"] = lag
-            drill.check(
-                f"(b) the group's lag in {second} rises while its partitions wait, and falls back once {first}'s "
-                "job has them (the dashboard's lag panel)",
-                lag["rose"] and lag["fell"],
-                lag,
-            )
+        lag = lag_seen(prometheus, stream_group(), second, calm_start, killed_at)
+        drill.figures["lag_around_the_kill"] = lag
+        drill.check(
+            f"(b) the group's lag in {second} rises while its partitions wait, and falls back once {first}'s "
+            "job has them (the dashboard's lag and member panels)",
+            lag["rose"] and lag["fell"],
+            lag,
+        )
 
         # (c) systemd starts it again; the work splits again.
         back = wait_until(

@@ -72,3 +72,21 @@ def test_a_lost_dc_s_lag_is_judged_risen_and_fallen_against_its_calm_highest():
     # Lag that never came down, or a window the exporter left empty, is not shown.
     assert not lag_rise_and_fall(points[:5] + [(25, 700)], (0, 10), (11, 21), (24, 30))["fell"]
     assert not lag_rise_and_fall(points, (0, 10), (40, 50), (24, 30))["rose"]
+
+
+def test_the_panel_s_own_member_count_marks_the_lost_and_settled_windows():
+    from stretch.drill import lag_rise_and_fall, loss_windows
+
+    members = [(0, 1), (5, 1), (10, 1), (15, 1), (20, 1), (25, 0), (30, 0), (35, 1), (40, 1)]
+    lag = [(0, 120), (5, 150), (10, 130), (15, 480), (20, 620), (25, 0), (30, 0), (35, 900), (40, 950)]
+    lost, settled = loss_windows(members, killed_at=12, until=45)
+    assert (lost, settled) == ((12, 20), (25, 30))
+    # The restarted consumers' own lag (35 s on) is not the lost DC's lag coming back.
+    judged = lag_rise_and_fall(lag, (0, 12), lost, settled)
+    assert judged == {"calm_max": 150, "peak": 620, "settled_max": 0, "rose": True, "fell": True}
+    # A panel that never showed the DC without a member shows no settled window: the lag is not shown to fall.
+    lost, settled = loss_windows(members[:5], killed_at=12, until=45)
+    assert (lost, settled) == ((12, 45), None)
+    assert not lag_rise_and_fall(lag[:5], (0, 12), lost, settled)["fell"]
+    # Nor did it fall while the panel still counted a member.
+    assert loss_windows(members[:7], killed_at=12, until=45) == ((12, 20), (25, 45))
