@@ -89,6 +89,21 @@ class LeaderLocal:
 BREAKDOWN = ("int_latency", "outbuf_latency", "rtt")
 
 
+def broker_windows(report):
+    """{broker id: {kind: (count, p50 ms, p99 ms)}} of one librdkafka statistics report (its JSON, parsed): the
+    window since the last report of each BREAKDOWN kind that saw a request, for the brokers with an id."""
+    out = {}
+    for broker in report["brokers"].values():
+        node = broker.get("nodeid", -1)
+        if node < 0:
+            continue
+        for kind in BREAKDOWN:
+            window = broker.get(kind) or {}
+            if window.get("cnt"):
+                out.setdefault(node, {})[kind] = (window["cnt"], window["p50"] / 1000, window["p99"] / 1000)
+    return out
+
+
 class Breakdown:
     """librdkafka's statistics, each second, of every producer of this client: per broker, the windows of the
     client queue, the wait for a request slot and the request's round trip, kept from steady_after on."""
@@ -98,20 +113,14 @@ class Breakdown:
 
     def __call__(self, raw):
         report = json.loads(raw)
-        steady = time.monotonic() >= self.steady_after
         for broker in report["brokers"].values():
-            node = broker.get("nodeid", -1)
-            if node < 0:
-                continue
-            self.tx[(report["name"], node)] = broker["txbytes"]
-            if not steady:
-                continue
-            for kind in BREAKDOWN:
-                window = broker.get(kind) or {}
-                if window.get("cnt"):
-                    self.windows.setdefault(node, {}).setdefault(kind, []).append(
-                        (window["cnt"], window["p50"] / 1000, window["p99"] / 1000)
-                    )
+            if broker.get("nodeid", -1) >= 0:
+                self.tx[(report["name"], broker["nodeid"])] = broker["txbytes"]
+        if time.monotonic() < self.steady_after:
+            return
+        for node, kinds in broker_windows(report).items():
+            for kind, window in kinds.items():
+                self.windows.setdefault(node, {}).setdefault(kind, []).append(window)
 
     def summary(self):
         """{broker: {kind: {"p50", "p99", "n"}}} in ms: the count-weighted median of the windows' p50 and

@@ -16,7 +16,13 @@ partition k mod the partition count, and each key has its own sequence
     client_error err, reason, fatal, t                                     the client's own errors
     restarted    t, reason                                                  a new producer after a fatal error
     unconfirmed  k, s, p, ts                                                 neither acknowledged nor failed at the end
+    breakdown    t, brokers: {id: {kind: [count, p50, p99]}}                 librdkafka's windows of the last 10 s (ms)
     end          t, sent, acked, errors, unconfirmed
+
+The breakdown splits a record's time per broker as make bench-wan does
+(stretch.bench.wanclient.broker_windows): the client queue (int_latency),
+the wait for a request slot (outbuf_latency) and the request's round trip
+(rtt).
 
 It writes until the stop file appears, it gets SIGTERM, or --duration
 passes; then it flushes (at most --flush-timeout seconds) and logs whatever
@@ -26,6 +32,7 @@ is still unconfirmed.
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 import threading
@@ -35,10 +42,12 @@ from pathlib import Path
 from confluent_kafka import KafkaException, Producer
 
 from kafka_group_source import read_client_config
+from stretch.bench import wanclient
 
 from . import records
 
 MAX_RESTARTS = 20  # new producers after fatal errors, at most
+STATISTICS_MS = 10_000  # librdkafka's statistics, each a window of this long
 
 
 class SoakProducer:
@@ -52,6 +61,8 @@ class SoakProducer:
             "delivery.timeout.ms": int(args.delivery_timeout * 1000),
             "client.id": f"soak-{args.name}",
             "error_cb": self._client_error,
+            "statistics.interval.ms": STATISTICS_MS,
+            "stats_cb": self._statistics,
             **client,
         }
         self.log = records.Log(args.out, clock)
@@ -64,6 +75,11 @@ class SoakProducer:
         self.log.write("client_error", err=err.name(), reason=err.str(), fatal=err.fatal(), t=self.clock())
         if err.fatal():
             self.fatal = err.str()
+
+    def _statistics(self, raw):
+        windows = wanclient.broker_windows(json.loads(raw))
+        if windows:
+            self.log.write("breakdown", t=self.clock(), brokers={str(b): k for b, k in sorted(windows.items())})
 
     def _delivered(self, key, seq, partition, sent):
         def callback(err, msg):

@@ -157,6 +157,26 @@ def test_the_producer_logs_what_it_could_not_confirm(tmp_path):
     assert not any(e["e"] == "ack" for e in events)
 
 
+def test_the_producer_logs_librdkafka_s_split_of_a_record_s_time_per_broker(tmp_path):
+    """Each statistics window (client queue, slot wait, request round trip) in ms, for brokers with an id only;
+    a window with no request is left out, and a report with none writes nothing."""
+    out = str(tmp_path / "producer-dc1.jsonl")
+    args = producer.parse_args(["--bootstrap-servers", "127.0.0.1:1", "--topic", TOPIC, "--run", "r3", "--name",
+                                "dc1", "--out", out])  # fmt: skip
+    writer = producer.SoakProducer(args, {}, clock=lambda: 42.0)
+    assert writer.config["statistics.interval.ms"] == producer.STATISTICS_MS
+    window = {"int_latency": {"cnt": 4, "p50": 2000, "p99": 9000}, "outbuf_latency": {"cnt": 0, "p50": 0, "p99": 0},
+              "rtt": {"cnt": 4, "p50": 31000, "p99": 36500}}  # fmt: skip
+    bootstrap = {"nodeid": -1, "rtt": {"cnt": 1, "p50": 5000, "p99": 5000}}
+    writer._statistics(json.dumps({"name": "p", "brokers": {"a:9092/101": {"nodeid": 101, **window},
+                                                            "a:9092/bootstrap": bootstrap}}))  # fmt: skip
+    writer._statistics(json.dumps({"name": "p", "brokers": {"a:9092/bootstrap": bootstrap}}))
+    writer.log.close()
+    events, _ = records.read_log(out)
+    assert events == [{"e": "breakdown", "t": 42.0,
+                       "brokers": {"101": {"int_latency": [4, 2.0, 9.0], "rtt": [4, 31.0, 36.5]}}}]  # fmt: skip
+
+
 class Here:
     """A stand-in for stretch.dcnet.DcClient: the command runs on this host, in no DC's network."""
 
