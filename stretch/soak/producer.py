@@ -58,6 +58,9 @@ class SoakProducer:
             "acks": "all",
             "enable.idempotence": True,
             "linger.ms": 5,
+            # docs/wan.md's setting: with librdkafka's 5, the requests for a leader's partitions queue in the
+            # broker's socket behind each other, a round trip or two each (the soak's 533 ms, docs/faults.md).
+            "max.in.flight.requests.per.connection": 1,
             "delivery.timeout.ms": int(args.delivery_timeout * 1000),
             "client.id": f"soak-{args.name}",
             "error_cb": self._client_error,
