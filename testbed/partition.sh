@@ -26,10 +26,7 @@ set -eu
 
 TABLE=stretch_partition
 
-subnet() {
-    podman network inspect "stretch-$1" --format '{{range .Subnets}}{{.Subnet}}{{end}}' 2>/dev/null |
-        grep . || { echo "partition.sh: no testbed network for DC '$1'" >&2; exit 2; }
-}
+. "$(dirname "$0")/networks.sh"
 
 # The table with these rules (one per line) in its forward chain, in place of any cut before.
 apply() {

@@ -19,10 +19,7 @@ set -eu
 
 TABLE=stretch_routing
 
-subnet() {
-    podman network inspect "stretch-$1" --format '{{range .Subnets}}{{.Subnet}}{{end}}' 2>/dev/null |
-        grep . || { echo "routing.sh: no testbed network for DC '$1'" >&2; exit 2; }
-}
+. "$(dirname "$0")/networks.sh"
 
 case "${1:-}" in
 apply)
@@ -37,12 +34,9 @@ apply)
         ip saddr $from ip daddr $to notrack"
         done
     done
-    current=$(nft list table inet "$TABLE" 2>/dev/null || true)
-    missing=$(printf '%s\n' "$rules" | grep . | while read -r rule; do
-        printf '%s\n' "$current" | grep -qxF "		$rule" || echo "$rule"; done)
-    wanted=$(printf '%s\n' "$rules" | grep -c .)
-    have=$(printf '%s\n' "$current" | grep -c "notrack" || true)
-    if [ -z "$missing" ] && [ "$have" = "$wanted" ]; then
+    wanted=$(printf '%s\n' "$rules" | sed 's/^ *//' | grep . | sort)
+    have=$(nft list table inet "$TABLE" 2>/dev/null | grep notrack | sed 's/^[[:space:]]*//' | sort || true)
+    if [ "$wanted" = "$have" ]; then
         echo '{"changed": false}'
         exit 0
     fi
