@@ -28,16 +28,37 @@ one go to the partitions in turn. Settings are librdkafka's, refused before
 anything is sent when one is unknown, when they would turn idempotence or
 acks=all off, or when they take over what this class decides (the
 partitioner).
+
+KafkaPythonProducer is the arrangement docs/wan.md recommends: kafka-python's
+producer, which, like Kafka's Java producer, puts every partition a broker
+leads into one ProduceRequest. The partitions of a leader then share each
+round trip instead of taking turns, with one connection per broker and one
+producer id. It has the same produce/poll/flush calls as confluent-kafka's
+Producer: delivery callbacks run in the caller's poll() or flush(), never in
+kafka-python's I/O thread, where a slow callback would hold every request.
+
+    producer = KafkaPythonProducer({"bootstrap_servers": "...", "security_protocol": "SASL_SSL", ...})
+    producer.produce("orders", value, key=key, on_delivery=callback)  # callback(err, RecordMetadata)
+    producer.poll(0.1)
+    producer.flush(30)
+
+Its settings are kafka-python's (KafkaProducer's keyword arguments);
+from_librdkafka() turns a librdkafka configuration into them. They are
+refused, before anything is made, as PerPartitionProducer's are.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import itertools
 import threading
 import time
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
+from kafka import KafkaProducer
+from kafka.errors import KafkaTimeoutError
 
 # What every partition's producer runs with: the stretch's durability (every write in both DCs before it is
 # acknowledged, retried without duplicates) and one request per connection in flight, since a second only
@@ -69,6 +90,24 @@ class ProducerSettingsError(ValueError):
     """Settings the producer refuses, before anything is sent."""
 
 
+def durability_problems(config, idempotence, acks, in_flight, bootstrap):
+    """What in config (under a client library's names for these settings) would turn idempotence or acks=all off,
+    or lose where the cluster is."""
+    problems = []
+    if str(config.get(idempotence, True)).lower() not in ("true", "1"):
+        problems.append(f"{idempotence}=false: a retried write could then be written twice")
+    for key in acks:
+        if key in config and str(config[key]).lower() not in ("all", "-1"):
+            problems.append(f"{key}={config[key]}: an idempotent stretch producer writes with acks=all, so every "
+                            "acknowledged record is in both DCs")  # fmt: skip
+    for key in in_flight:
+        if key in config and not 1 <= int(config[key]) <= 5:
+            problems.append(f"{key}={config[key]}: idempotence keeps order with 1 to 5 requests in flight")
+    if not config.get(bootstrap):
+        problems.append(f"{bootstrap} is missing")
+    return problems
+
+
 def settings_problems(config):
     """Why config cannot run a PerPartitionProducer; [] when it can."""
     problems = []
@@ -78,19 +117,10 @@ def settings_problems(config):
     owned = sorted(k for k in config if k in OWNED)
     if owned:
         problems.append(f"{', '.join(owned)}: the producer places records itself (murmur2 of the key, or in turn)")
-    idempotent = str(config.get("enable.idempotence", True)).lower() in ("true", "1")
-    if not idempotent:
-        problems.append("enable.idempotence=false: a retried write could then be written twice")
-    for key in ("acks", "request.required.acks"):
-        if key in config and str(config[key]).lower() not in ("all", "-1"):
-            problems.append(f"{key}={config[key]}: an idempotent stretch producer writes with acks=all, so every "
-                            "acknowledged record is in both DCs")  # fmt: skip
-    for key in ("max.in.flight.requests.per.connection", "max.in.flight"):
-        if key in config and not 1 <= int(config[key]) <= 5:
-            problems.append(f"{key}={config[key]}: idempotence keeps order with 1 to 5 requests in flight")
-    if not config.get("bootstrap.servers"):
-        problems.append("bootstrap.servers is missing")
-    return problems
+    return problems + durability_problems(
+        config, "enable.idempotence", ("acks", "request.required.acks"),
+        ("max.in.flight.requests.per.connection", "max.in.flight"), "bootstrap.servers",
+    )  # fmt: skip
 
 
 def murmur2(data):
@@ -192,3 +222,118 @@ class PerPartitionProducer:
     def producers(self):
         """{(topic, partition): its librdkafka producer}."""
         return dict(self._producers)
+
+
+# What KafkaPythonProducer runs with unless told otherwise: as DEFAULTS, under kafka-python's names.
+KAFKA_PYTHON_DEFAULTS = {"enable_idempotence": True, "acks": "all", "max_in_flight_requests_per_connection": 1,
+                         "linger_ms": 5}  # fmt: skip
+# librdkafka's names of the settings from_librdkafka() carries over, with kafka-python's name and how the value
+# changes on the way.
+LIBRDKAFKA_TO_KAFKA_PYTHON = {
+    "bootstrap.servers": ("bootstrap_servers", str), "client.id": ("client_id", str),
+    "security.protocol": ("security_protocol", str.upper), "ssl.ca.location": ("ssl_cafile", str),
+    "ssl.certificate.location": ("ssl_certfile", str), "ssl.key.location": ("ssl_keyfile", str),
+    "ssl.key.password": ("ssl_password", str),
+    "ssl.endpoint.identification.algorithm": ("ssl_check_hostname", lambda v: str(v).lower() == "https"),
+    "sasl.mechanism": ("sasl_mechanism", str.upper), "sasl.mechanisms": ("sasl_mechanism", str.upper),
+    "sasl.username": ("sasl_plain_username", str), "sasl.password": ("sasl_plain_password", str),
+    "acks": ("acks", lambda v: "all" if str(v) in ("all", "-1") else int(v)),
+    "enable.idempotence": ("enable_idempotence", lambda v: str(v).lower() in ("true", "1")),
+    "linger.ms": ("linger_ms", int),
+    "max.in.flight.requests.per.connection": ("max_in_flight_requests_per_connection", int),
+    "batch.size": ("batch_size", int), "compression.type": ("compression_type", str),
+    "request.timeout.ms": ("request_timeout_ms", int), "delivery.timeout.ms": ("delivery_timeout_ms", int),
+}  # fmt: skip
+
+
+def from_librdkafka(config):
+    """kafka-python's settings for a librdkafka configuration (the project's client configuration files are
+    librdkafka's); a key it does not carry over is refused, by name."""
+    unknown = sorted(k for k in config if k not in LIBRDKAFKA_TO_KAFKA_PYTHON)
+    if unknown:
+        raise ProducerSettingsError(f"librdkafka setting(s) {', '.join(unknown)} have no kafka-python counterpart "
+                                    f"here: give them as kafka-python settings")  # fmt: skip
+    return {LIBRDKAFKA_TO_KAFKA_PYTHON[k][0]: LIBRDKAFKA_TO_KAFKA_PYTHON[k][1](v) for k, v in config.items()}
+
+
+def kafka_python_problems(config):
+    """Why config cannot run a KafkaPythonProducer; [] when it can."""
+    problems = []
+    unknown = sorted(k for k in config if k not in KafkaProducer.DEFAULT_CONFIG)
+    if unknown:
+        problems.append(f"unknown setting(s) {', '.join(unknown)}: give kafka-python KafkaProducer settings only")
+    return problems + durability_problems(
+        config, "enable_idempotence", ("acks",), ("max_in_flight_requests_per_connection",), "bootstrap_servers"
+    )
+
+
+class KafkaPythonProducer:
+    """kafka-python's producer (every partition of a broker in one request) behind confluent-kafka's produce, poll
+    and flush (module docstring)."""
+
+    def __init__(self, config, make_producer=KafkaProducer):
+        problems = kafka_python_problems(config)
+        if problems:
+            raise ProducerSettingsError("; ".join(problems))
+        self._producer = make_producer(**{**KAFKA_PYTHON_DEFAULTS, **config})
+        self._done = collections.deque()  # (callback, err, metadata), appended by kafka-python's I/O thread
+        self._arrived = threading.Condition()
+        self._pending = 0
+
+    def _finished(self, on_delivery, err, metadata):
+        with self._arrived:
+            self._pending -= 1
+            self._done.append((on_delivery, err, metadata))
+            self._arrived.notify_all()
+
+    def produce(self, topic, value=None, key=None, partition=None, on_delivery=None, timestamp=0, headers=None):
+        """Queues one record (with partition None, kafka-python places it: murmur2 of the key, as the Java
+        producer does). on_delivery(err, metadata) is called from poll() or flush(): err None and kafka-python's
+        RecordMetadata once the record is acknowledged, or the error and None."""
+        with self._arrived:
+            self._pending += 1
+        try:
+            future = self._producer.send(
+                topic, value=value, key=key, partition=partition, timestamp_ms=timestamp or None,
+                headers=list(headers.items()) if isinstance(headers, dict) else headers,
+            )  # fmt: skip
+        except BaseException:
+            with self._arrived:
+                self._pending -= 1
+            raise
+        future.add_callback(lambda metadata: self._finished(on_delivery, None, metadata))
+        future.add_errback(lambda err: self._finished(on_delivery, err, None))
+
+    def poll(self, timeout=0):
+        """Calls the delivery callbacks of the records finished, waiting up to timeout seconds for the first; the
+        number called."""
+        with self._arrived:
+            if not self._done and timeout:
+                self._arrived.wait(timeout)
+            finished = [self._done.popleft() for _ in range(len(self._done))]
+        for on_delivery, err, metadata in finished:
+            if on_delivery is not None:
+                on_delivery(err, metadata)
+        return len(finished)
+
+    def flush(self, timeout=None):
+        """Waits until every record is acknowledged or failed, at most timeout seconds (None: as long as it takes),
+        and calls their callbacks; the records still outstanding."""
+        with contextlib.suppress(KafkaTimeoutError):
+            self._producer.flush(timeout)
+        self.poll(0)
+        return len(self)
+
+    def close(self, timeout=None):
+        """Flushes, then closes the producer's connections."""
+        left = self.flush(timeout)
+        self._producer.close(timeout=timeout)
+        return left
+
+    def metrics(self):
+        """kafka-python's metrics: {group: {name: value}}."""
+        return self._producer.metrics()
+
+    def __len__(self):
+        with self._arrived:
+            return self._pending + len(self._done)

@@ -9,6 +9,9 @@ place of the producer (`local`: in the DC of the partitions' leaders;
   recommends (one request in flight per connection, linger.ms 5);
 - `per-partition`: the project's stretch.producer.PerPartitionProducer, a
   librdkafka producer per partition, the same settings;
+- `kafka-python`: the project's stretch.producer.KafkaPythonProducer
+  (kafka-python's producer, which, as Java's does, puts every partition led
+  by a broker into one request), the same settings;
 - `java`: Kafka's own kafka-producer-perf-test (the Java producer, which puts
   every partition led by a broker into one request), the same settings,
   from the same DC;
@@ -53,7 +56,7 @@ from stretch.bench.wanclient import percentiles
 from stretch.cluster import private_file, wait_until
 from stretch.loadtest import harness
 
-CLIENTS = ("confluent-kafka", "per-partition", "java", "spark-sink")
+CLIENTS = ("confluent-kafka", "per-partition", "kafka-python", "java", "spark-sink")
 # Spark's sink for one layout only: each of its cases is a Spark application (about a minute).
 SPARK_PARTITIONS_PER_LEADER = 2
 SPARK_JOB = Path(__file__).with_name("sparksink_job.py")
@@ -207,7 +210,8 @@ def model(case, lan_produce_ms):
     leader = wanmodel.leader_produce_ms(rtt, lan_produce_ms)
     service = leader + (rtt if case["leader_dc"] == "remote" else 0)
     # librdkafka: one partition per request, so a broker's partitions take turns on its connection; the Java
-    # producer carries them all in one request; the per-partition producer gives each its own connection.
+    # producer and kafka-python carry them all in one request; the per-partition producer gives each its own
+    # connection.
     turns = case["partitions_per_leader"] if case["client"] == "confluent-kafka" else 1
     per_partition = case["rate"] / (case["partitions_per_leader"] * case["leaders"])
     return wanmodel.producer_ms(service, float(SETTINGS["linger.ms"]), turns, per_partition)
@@ -234,6 +238,9 @@ class Clients:
                                   self.bench.seconds + self.bench.warmup + 180)  # fmt: skip
         steady = found["steady"]
         breakdown = found["breakdown"]
+        metrics = found.get("client_metrics") or {}
+        if metrics:  # kafka-python: its own metrics, as the Java producer's
+            breakdown = {node: figures for node, figures in metrics["nodes"].items() if int(node) in self.leaders}
         return {
             "p50_ms": steady.get("p50"), "p99_ms": steady.get("p99"), "records": steady["n"],
             "errors": found["errors"], "unconfirmed": found["unconfirmed"],
@@ -242,6 +249,8 @@ class Clients:
             "outbuf_latency_p99_ms": max((b["outbuf_latency"]["p99"] for b in breakdown.values()
                                           if "outbuf_latency" in b), default=None),
             "rtt_p99_ms": max((b["rtt"]["p99"] for b in breakdown.values() if "rtt" in b), default=None),
+            "record_queue_time_avg_ms": metrics.get("record_queue_time_avg_ms"),
+            "record_queue_time_max_ms": metrics.get("record_queue_time_max_ms"),
             "client_breakdown": breakdown,
         }  # fmt: skip
 

@@ -2,7 +2,7 @@
 
     python -m stretch.bench.wanclient produce --bootstrap-servers H:P,... --client-config F --topic bench \\
         --dc dc1 (--partitions 0,3 | --leader-local | --all) --rate 200 --seconds 30 --warmup 5 \\
-        [--client confluent-kafka|per-partition] [--set KEY=VALUE ...]
+        [--client confluent-kafka|per-partition|kafka-python] [--set KEY=VALUE ...]
     python -m stretch.bench.wanclient consume --bootstrap-servers H:P,... --client-config F --topic bench \\
         --dc dc2 [--rack dc2] --partitions 0,3 --seconds 40
 
@@ -15,11 +15,14 @@ second, so it follows leaders that move. The consumer reads from the end of
 its partitions (with client.rack --rack, from its own DC's replicas; without,
 from the leaders) and times each record from that clock to its arrival.
 
-The producer is one librdkafka producer (--client confluent-kafka) or the
+The producer is one librdkafka producer (--client confluent-kafka), the
 project's stretch.producer.PerPartitionProducer (--client per-partition: a
-librdkafka producer per partition); librdkafka's statistics, each second,
-split a record's time per broker: the client queue (int_latency), the wait
-for a request slot (outbuf_latency) and the request's round trip (rtt).
+librdkafka producer per partition) or its KafkaPythonProducer (--client
+kafka-python: every partition of a broker in one request). librdkafka's
+statistics, each second, split a record's time per broker: the client
+queue (int_latency), the wait for a request slot (outbuf_latency) and the
+request's round trip (rtt). kafka-python's metrics give, over the run, its
+records' mean and longest wait to be sent and each broker's request latency.
 
 Each prints one JSON line: latencies split into the warm-up (the first
 --warmup seconds: metadata, the producer id, the connections) and the steady
@@ -42,7 +45,7 @@ from confluent_kafka.admin import AdminClient
 
 from kafka_group_source import read_client_config
 from stretch.loadtest import harness
-from stretch.producer import PerPartitionProducer
+from stretch.producer import KafkaPythonProducer, PerPartitionProducer, from_librdkafka
 
 HEADER = struct.Struct("!QQ")  # monotonic ns when produced, sequence
 
@@ -154,6 +157,8 @@ def weighted(windows):
 
 
 def make_producer(client, config, settings, breakdown):
+    if client == "kafka-python":
+        return KafkaPythonProducer(from_librdkafka({**config, **settings}))
     full = {**config, "statistics.interval.ms": 1000, "stats_cb": breakdown, **settings}
     if client == "per-partition":
         return PerPartitionProducer(full)
@@ -177,7 +182,7 @@ def produce(config, args):
         def delivered(err, msg):
             now_ns = time.monotonic_ns()
             if err is not None:
-                errors.append(err.name())
+                errors.append(err.name() if hasattr(err, "name") else type(err).__name__)
                 return
             if not first_ack:
                 first_ack.append(now_ns)
@@ -208,6 +213,7 @@ def produce(config, args):
         producer.poll(min(0.001, max(0.0, started + (sent / args.rate) - time.monotonic())))
     unconfirmed = producer.flush(120)
     producer.poll(1.2)  # one more statistics report
+    client_metrics = kafka_python_figures(producer.metrics()) if args.client == "kafka-python" else None
     warm_until_ns = int((started + args.warmup) * 1e9)
     return {
         "role": "producer", "client": args.client, "dc": args.dc, "rate": args.rate, "settings": settings,
@@ -221,8 +227,28 @@ def produce(config, args):
         "partitions": {str(p): n for p, n in sorted(used.items())},
         "leader_moves_followed": chooser.moves if chooser else None,
         "metadata_reads_failed": chooser.unread if chooser else None,
-        "tx_bytes": breakdown.tx_bytes(), "breakdown": breakdown.summary(),
+        "tx_bytes": breakdown.tx_bytes(), "breakdown": breakdown.summary(), "client_metrics": client_metrics,
     }  # fmt: skip
+
+
+def kafka_python_figures(metrics):
+    """From kafka-python's metrics ({group: {name: value}}, their windows about the last minute): its records'
+    mean and longest wait to be sent, and each broker's mean and longest request latency, in ms."""
+    producer = metrics.get("producer-metrics", {})
+    nodes = {}
+    for group, values in metrics.items():
+        node = group.removeprefix("producer-node-metrics.node-")
+        if node != group and node.isdigit():
+            nodes[node] = {
+                k.replace("-", "_"): round(values[k], 2)
+                for k in ("request-latency-avg", "request-latency-max")
+                if k in values
+            }
+    return {
+        "record_queue_time_avg_ms": producer.get("record-queue-time-avg"),
+        "record_queue_time_max_ms": producer.get("record-queue-time-max"),
+        "nodes": dict(sorted(nodes.items())),
+    }
 
 
 def consume(config, args):
@@ -285,9 +311,9 @@ def parse_args(argv=None):
     p.add_argument("--all", action="store_true", help="produce: to every partition of the topic")
     p.add_argument(
         "--client",
-        choices=("confluent-kafka", "per-partition"),
+        choices=("confluent-kafka", "per-partition", "kafka-python"),
         default="confluent-kafka",
-        help="produce: one librdkafka producer, or stretch.producer's one per partition",
+        help="produce: one librdkafka producer, stretch.producer's one per partition, or its kafka-python one",
     )
     p.add_argument("--rack", help="consume: the client.rack (none: read from the leaders)")
     p.add_argument("--rate", type=float, default=200)

@@ -1,8 +1,9 @@
-"""bench-wan's side-by-side producers: the bench topics' layout, the Java producer's output, and the model."""
+"""bench-wan's side-by-side producers: the bench topics' layout, the Java producer's output, kafka-python's metrics,
+and the model."""
 
 import pytest
 
-from stretch.bench import clients
+from stretch.bench import clients, wanclient
 
 PERF_TEST = """\
 1001 records sent, 200.0 records/sec (0.04 MB/sec), 70.1 ms avg latency, 120.0 ms max latency.
@@ -33,6 +34,19 @@ def test_the_java_producers_steady_summary_and_metrics_are_read():
     assert (found["record_queue_time_avg"], found["record_queue_time_max"]) == (8.25, 31.0)
 
 
+def test_kafka_pythons_queue_time_and_each_brokers_request_latency_are_read():
+    metrics = {
+        "producer-metrics": {"record-queue-time-avg": 7.5, "record-queue-time-max": 40.0, "request-rate": 20.0},
+        "producer-node-metrics.node-101": {"request-latency-avg": 33.125, "request-latency-max": 41.0},
+        "producer-node-metrics.node-bootstrap-0": {"request-latency-avg": 2.0},
+        "producer-node-metrics.node-102": {"request-rate": 3.0},
+    }
+    assert wanclient.kafka_python_figures(metrics) == {
+        "record_queue_time_avg_ms": 7.5, "record_queue_time_max_ms": 40.0,
+        "nodes": {"101": {"request_latency_avg": 33.12, "request_latency_max": 41.0}, "102": {}},
+    }  # fmt: skip
+
+
 def test_output_without_a_summary_is_an_error():
     with pytest.raises(RuntimeError, match="printed no summary"):
         clients.parse_perf_test("ERROR: something")
@@ -47,9 +61,10 @@ def test_librdkafkas_partitions_take_turns_on_a_connection_and_the_others_do_not
     one = clients.model(case("confluent-kafka"), lan_produce_ms=2)
     own = clients.model(case("per-partition"), lan_produce_ms=2)
     java = clients.model(case("java"), lan_produce_ms=2)
+    kafka_python = clients.model(case("kafka-python"), lan_produce_ms=2)
     # Two partitions take turns: the window is two of the leader's 32 ms Produce times.
     assert one == {"p50": 32 + 32, "p99": 64 + 32}
-    assert own == java == {"p50": 16 + 32, "p99": 32 + 32}
+    assert own == java == kafka_python == {"p50": 16 + 32, "p99": 32 + 32}
 
 
 def test_a_producer_in_the_other_dc_pays_the_round_trip_to_the_leader_too():
