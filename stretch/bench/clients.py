@@ -23,6 +23,11 @@ place of the producer (`local`: in the DC of the partitions' leaders;
 
 Each case writes a topic made for it (`bench-wan-p<N>`: 2N partitions, all
 led by the first broker DC's two brokers, N each, two replicas in each DC).
+The `leader-local` cases (the Python clients, 2 partitions per leader) write
+`bench-wan-ll-p2`, whose partitions are led by every broker of both DCs, 2
+each, from a producer in the first DC that writes only those led in its own
+DC, read again from the metadata each second (as the soak's and the
+active/active jobs' producers do).
 Its figures: the records' latency (p50, p99) and, per leader broker, where
 the time went: librdkafka's statistics split it into the client queue
 (`int_latency`), the wait for a request slot (`outbuf_latency`) and the
@@ -63,14 +68,24 @@ SPARK_JOB = Path(__file__).with_name("sparksink_job.py")
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 PARTITIONS_PER_LEADER = (1, 2, 4)
 RATES = (200, 1000)
-PLACES = ("local", "remote")
+PLACES = ("local", "remote", "leader-local")
+# The leader-local cases: the layout of the targets, and only the clients that choose their partitions by leader.
+LEADER_LOCAL_PER_LEADER = 2
+LEADER_LOCAL_CLIENTS = ("confluent-kafka", "per-partition", "kafka-python")
 SIZE = 200
 SETTINGS = {"max.in.flight.requests.per.connection": "1", "linger.ms": "5"}
 PERF_TEST = "org.apache.kafka.tools.ProducerPerformance"
 
 
-def topic_name(per_leader):
-    return f"bench-wan-p{per_leader}"
+def topic_name(per_leader, place="local"):
+    return f"bench-wan-ll-p{per_leader}" if place == "leader-local" else f"bench-wan-p{per_leader}"
+
+
+def topic_layouts(leaders, followers):
+    """{topic: {partition: replicas}} of every bench topic."""
+    out = {topic_name(n): assignments(leaders, followers, n) for n in PARTITIONS_PER_LEADER}
+    out[topic_name(LEADER_LOCAL_PER_LEADER, "leader-local")] = spread(leaders, followers, LEADER_LOCAL_PER_LEADER)
+    return out
 
 
 def assignments(leaders, followers, per_leader):
@@ -83,19 +98,27 @@ def assignments(leaders, followers, per_leader):
     return out
 
 
+def spread(leaders, followers, per_leader):
+    """{partition: replicas} of the leader-local topic: per_leader partitions led by each broker of both DCs, in
+    turn, each with its DC neighbour next and the other DC's brokers after (two replicas in each DC)."""
+    first, second = assignments(leaders, followers, per_leader), assignments(followers, leaders, per_leader)
+    return {i: (first if i % 2 == 0 else second)[i // 2] for i in range(len(first) + len(second))}
+
+
 def make_topics(cluster, leaders, followers):
     """The bench topics, made anew with their explicit replicas."""
     admin = KafkaAdminClient(bootstrap_servers=cluster.admin_bootstrap_servers, **cluster.admin_config)
     try:
-        names = [topic_name(n) for n in PARTITIONS_PER_LEADER]
+        layouts = topic_layouts(leaders, followers)
+        names = list(layouts)
         stale = [n for n in names if n in admin.list_topics()]
         if stale:
             admin.delete_topics(stale)
             wait_until(lambda: not set(stale) & set(admin.list_topics()), timeout=120, interval=1)
-        admin.create_topics([NewTopic(topic_name(n), replica_assignments=assignments(leaders, followers, n),
+        admin.create_topics([NewTopic(name, replica_assignments=layout,
                                       topic_configs={"retention.ms": "3600000",
                                                      "message.timestamp.type": "LogAppendTime"})
-                             for n in PARTITIONS_PER_LEADER])  # fmt: skip
+                             for name, layout in layouts.items()])  # fmt: skip
         wait_until(lambda: set(names) <= set(admin.list_topics()), timeout=120, interval=1)
     finally:
         admin.close()
@@ -104,7 +127,8 @@ def make_topics(cluster, leaders, followers):
 def delete_topics(cluster):
     admin = KafkaAdminClient(bootstrap_servers=cluster.admin_bootstrap_servers, **cluster.admin_config)
     try:
-        admin.delete_topics([t for t in (topic_name(n) for n in PARTITIONS_PER_LEADER) if t in admin.list_topics()])
+        names = [*(topic_name(n) for n in PARTITIONS_PER_LEADER), topic_name(LEADER_LOCAL_PER_LEADER, "leader-local")]
+        admin.delete_topics([t for t in names if t in admin.list_topics()])
     finally:
         admin.close()
 
@@ -231,8 +255,8 @@ class Clients:
         make_topics(self.bench.cluster, self.leaders, self.followers)
         self.java_config = java_properties(self.bench.config, self.bench.workdir)
 
-    def run_python(self, client, dc, topic, rate):
-        args = ["--all", "--client", client, "--rate", str(rate), "--size", str(SIZE)]
+    def run_python(self, client, dc, topic, rate, target="--all"):
+        args = [target, "--client", client, "--rate", str(rate), "--size", str(SIZE)]
         args += [a for k, v in SETTINGS.items() for a in ("--set", f"{k}={v}")]
         found = self.bench.answer(self.bench.client(dc, "produce", *args, topic=topic),
                                   self.bench.seconds + self.bench.warmup + 180)  # fmt: skip
@@ -298,8 +322,8 @@ class Clients:
                 "latency_measured": "leader append time less creation", "client_breakdown": {}}  # fmt: skip
 
     def case(self, rtt, client, per_leader, rate, place):
-        dc = self.bench.first if place == "local" else self.bench.second
-        topic = topic_name(per_leader)
+        dc = self.bench.second if place == "remote" else self.bench.first
+        topic = topic_name(per_leader, place)
         before = self.bench.scrape(self.bench.cluster.brokers)
         started = time.monotonic()
         if client == "java":
@@ -307,7 +331,7 @@ class Clients:
         elif client == "spark-sink":
             found = self.run_spark(dc, topic, rate, per_leader)
         else:
-            found = self.run_python(client, dc, topic, rate)
+            found = self.run_python(client, dc, topic, rate, "--leader-local" if place == "leader-local" else "--all")
         after = self.bench.scrape(self.bench.cluster.brokers)
         split = self.bench.produce_split(before, after)
         return {
@@ -323,11 +347,18 @@ class Clients:
                 for place in PLACES:
                     for client in CLIENTS:
                         key = (rtt, client, per_leader, rate, place)
-                        if key in done or (client == "spark-sink" and per_leader != SPARK_PARTITIONS_PER_LEADER):
+                        if key in done or not measured(client, per_leader, place):
                             continue
                         found = self.case(rtt, client, per_leader, rate, place)
                         print(f"  {json.dumps({k: found[k] for k in SUMMARY})}", flush=True)
                         yield found
+
+
+def measured(client, per_leader, place):
+    """Whether the clients part measures this client with this layout and place."""
+    if place == "leader-local":
+        return client in LEADER_LOCAL_CLIENTS and per_leader == LEADER_LOCAL_PER_LEADER
+    return client != "spark-sink" or per_leader == SPARK_PARTITIONS_PER_LEADER
 
 
 SUMMARY = ("client", "rtt_ms", "rate", "partitions_per_leader", "leader_dc", "p50_ms", "p99_ms",

@@ -26,6 +26,25 @@ def test_each_leader_leads_its_share_with_two_replicas_in_each_dc():
                       3: [102, 101, 201, 202]}  # fmt: skip
 
 
+def test_the_leader_local_topic_is_led_by_every_broker_two_replicas_in_each_dc():
+    layout = clients.spread([101, 102], [201, 202], 2)
+    assert [replicas[0] for replicas in layout.values()] == [101, 201, 102, 202, 101, 201, 102, 202]
+    assert layout[1] == [201, 202, 101, 102]
+    assert all(sorted(r) == [101, 102, 201, 202] and {r[0], r[1]} in ({101, 102}, {201, 202}) for r in layout.values())
+    assert set(clients.topic_layouts([101, 102], [201, 202])) == {"bench-wan-p1", "bench-wan-p2", "bench-wan-p4",
+                                                                   "bench-wan-ll-p2"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("client", "per_leader", "place", "expected"),
+    [("kafka-python", 2, "leader-local", True), ("java", 2, "leader-local", False),
+     ("confluent-kafka", 4, "leader-local", False), ("spark-sink", 2, "local", True),
+     ("spark-sink", 1, "remote", False), ("java", 4, "remote", True)],
+)  # fmt: skip
+def test_which_cases_are_measured(client, per_leader, place, expected):
+    assert clients.measured(client, per_leader, place) is expected
+
+
 def test_the_java_producers_steady_summary_and_metrics_are_read():
     found = clients.parse_perf_test(PERF_TEST)
     assert (found["records"], found["p50_ms"], found["p99_ms"]) == (4000, 62.0, 93.0)
