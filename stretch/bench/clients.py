@@ -225,14 +225,15 @@ def parse_perf_test(out):
             "avg_ms": float(avg), "max_ms": float(worst), "nodes": nodes, **queue}  # fmt: skip
 
 
-def model(case, lan_produce_ms):
+def model(case, lan_produce_ms, fetch_wait_ms=500):
     """The model's p50 and p99 for a case (wanmodel), or None without the LAN's Produce time, or for Spark's sink,
     whose figure (to its leader's append) is not an acknowledgement's."""
     if lan_produce_ms is None or case["client"] == "spark-sink":
         return None
     rtt = case["rtt_ms"]
-    leader = wanmodel.leader_produce_ms(rtt, lan_produce_ms)
-    service = leader + (rtt if case["leader_dc"] == "remote" else 0)
+    remote = case["leader_dc"] == "remote"
+    leader = wanmodel.leader_produce_ms(rtt, lan_produce_ms) + wanmodel.late_fetch_ms(rtt, fetch_wait_ms, remote)
+    service = leader + (rtt if remote else 0)
     # librdkafka: one partition per request, so a broker's partitions take turns on its connection; the Java
     # producer and kafka-python carry them all in one request; the per-partition producer gives each its own
     # connection.
@@ -369,11 +370,12 @@ def key(case):
     return (case["rtt_ms"], case["client"], case["partitions_per_leader"], case["rate"], case["leader_dc"])
 
 
-def with_model(cases, lan_produce_ms):
+def with_model(cases, lan_produce_ms, fetch_wait_ms):
     """Each case with the model's p50 and p99 and measured/model beside them; lan_produce_ms: the leader's own
-    Produce time from bench-wan's calibration run at RTT 0 (None: no model)."""
+    Produce time from bench-wan's calibration run at RTT 0 (None: no model); fetch_wait_ms: the brokers'
+    replica.fetch.wait.max.ms."""
     for case in cases:
-        case["model"] = model(case, lan_produce_ms)
+        case["model"] = model(case, lan_produce_ms, fetch_wait_ms)
         m = case["model"] or {}
         case["measured_over_model"] = {q: wanmodel.ratio(case[f"{q}_ms"], m.get(q)) for q in ("p50", "p99")}
 

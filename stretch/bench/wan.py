@@ -488,8 +488,9 @@ def model(found, lan_produce, fetch_wait_ms):
     if found["settings_label"] != "recommended":
         return None  # librdkafka's defaults queue requests at the broker: see docs/wan.md
     rtt = found["rtt"]
-    leader = wanmodel.leader_produce_ms(rtt, lan_produce)
-    service = leader + (rtt if found["case"] == "b_remote" else 0)
+    remote = found["case"] == "b_remote"
+    leader = wanmodel.leader_produce_ms(rtt, lan_produce) + wanmodel.late_fetch_ms(rtt, fetch_wait_ms, remote)
+    service = leader + (rtt if remote else 0)
     linger = float(found["settings"]["linger.ms"])
     p = found["partitions_per_broker"]
     per_partition = found["rate"] / found["partitions"]
@@ -516,7 +517,7 @@ def finish(report, path=REPORT):
     for found in report["latency"]:
         found["model"] = model(found, lan_produce, report["replica_fetch_wait_max_ms"]) if lan_produce else None
     if report.get("clients"):
-        client_cases.with_model(report["clients"], lan_produce)
+        client_cases.with_model(report["clients"], lan_produce, report["replica_fetch_wait_max_ms"])
     report["problems"] = [p for f in report["failover"].values() for p in f.get("problems", [])]
     path.write_text(json.dumps(report, indent=1) + "\n")
     print(table(report))

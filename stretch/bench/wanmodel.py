@@ -9,7 +9,12 @@ model is compared with), and the producer's settings and rate are the run's. In 
   fetched past it. A far replica's fetch waits at the leader (parked) until
   data arrives; the data then travels one way, the replica appends it and
   its next fetch, carrying its new offset, travels back: one RTT between
-  the DCs, plus the broker's own handling (`leader_produce_ms`).
+  the DCs, plus the broker's own handling (`leader_produce_ms`). A parked
+  fetch is answered, empty, after replica.fetch.wait.max.ms (W), and the
+  follower's next one is a round trip away: a producer in the other DC with
+  one request in flight appends again one RTT after its last append was
+  answered, so from an RTT of W on its append finds no fetch parked and
+  waits W more (`late_fetch_ms`).
 - A broker serves one request per connection at a time, and librdkafka puts
   one partition in each ProduceRequest. With max.in.flight=1 a producer
   sends a partition's next request once the last one is answered and the
@@ -32,6 +37,17 @@ from __future__ import annotations
 def leader_produce_ms(rtt_ms, lan_produce_ms):
     """The leader's Produce time: one round trip to the far replicas plus its own handling (measured at RTT 0)."""
     return rtt_ms + lan_produce_ms
+
+
+def late_fetch_ms(rtt_ms, fetch_wait_ms, remote):
+    """What a producer's append waits at the leader for the far follower's next fetch, past leader_produce_ms.
+
+    In the leaders' DC the next append comes as soon as the last is answered,
+    while the fetch that answered it is still parked. From the other DC it
+    comes one round trip later; once that is W (fetch_wait_ms) or more, the
+    parked fetch has been answered empty, the follower's next one arrives W
+    after the append would have found it, and the append waits for it."""
+    return float(fetch_wait_ms) if remote and rtt_ms >= fetch_wait_ms else 0.0
 
 
 def window_ms(service_ms, linger_ms, partitions_per_connection):

@@ -90,6 +90,14 @@ def test_a_producer_in_the_other_dc_pays_the_round_trip_to_the_leader_too():
     assert clients.model(case("per-partition", place="remote"), lan_produce_ms=2) == {"p50": 31 + 62, "p99": 62 + 62}
 
 
+def test_from_the_other_dc_at_a_round_trip_of_the_fetch_wait_the_append_waits_for_the_next_fetch():
+    far = clients.model(case("kafka-python", place="remote", rtt=100), lan_produce_ms=2, fetch_wait_ms=100)
+    near = clients.model(case("kafka-python", rtt=100), lan_produce_ms=2, fetch_wait_ms=100)
+    # The leader: one round trip, its own 2 ms, and the fetch wait; then the round trip to the leader.
+    assert far == {"p50": (100 + 2 + 100 + 100) * 1.5, "p99": (100 + 2 + 100 + 100) * 2}
+    assert near == {"p50": 102 * 1.5, "p99": 102 * 2}
+
+
 def test_no_lan_figure_no_model_and_none_for_the_spark_sinks_append_times():
     assert clients.model(case("java"), lan_produce_ms=None) is None
     assert clients.model(case("spark-sink"), lan_produce_ms=2) is None

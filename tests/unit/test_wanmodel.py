@@ -11,6 +11,13 @@ def test_the_leader_pays_one_round_trip_to_the_far_replicas_on_top_of_its_own_ha
     assert wanmodel.leader_produce_ms(0, 1.5) == 1.5
 
 
+def test_a_producer_in_the_other_dc_finds_the_fetch_answered_once_the_round_trip_reaches_its_wait():
+    assert wanmodel.late_fetch_ms(30, 100, remote=True) == 0.0
+    assert wanmodel.late_fetch_ms(100, 100, remote=True) == 100.0
+    assert wanmodel.late_fetch_ms(150, 100, remote=True) == 100.0
+    assert wanmodel.late_fetch_ms(150, 100, remote=False) == 0.0
+
+
 def test_a_busy_connection_makes_a_record_wait_up_to_a_turn_of_its_partitions():
     # 100 records/s on the partition: a record every 10 ms, always one waiting when the answer comes.
     assert wanmodel.window_ms(31.5, 5, 1) == 31.5
