@@ -197,7 +197,8 @@ def test_kafka_python_runs_with_the_stretch_settings_and_passes_records_on():
     producer.produce("orders", b"v", key=b"k", partition=3, timestamp=17, headers={"h": b"1"})
     fake = made[0]
     assert fake.config == {"bootstrap_servers": "b1:9092", "enable_idempotence": True, "acks": "all",
-                           "max_in_flight_requests_per_connection": 1, "linger_ms": 20}  # fmt: skip
+                           "max_in_flight_requests_per_connection": 1, "linger_ms": 20,
+                           "batch_size": 256 * 1024}  # fmt: skip
     assert fake.sent == [("orders", {"value": b"v", "key": b"k", "partition": 3, "timestamp_ms": 17,
                                      "headers": [("h", b"1")]})]  # fmt: skip
 
