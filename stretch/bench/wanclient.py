@@ -244,9 +244,11 @@ def kafka_python_figures(metrics):
                 for k in ("request-latency-avg", "request-latency-max")
                 if k in values
             }
+    # kafka-python records a batch's queue time in seconds (its drain less its creation, time.monotonic()), whatever
+    # the metric's description says; its request latency is in ms.
+    queue = {k: producer.get(f"record-queue-time-{k}") for k in ("avg", "max")}
     return {
-        "record_queue_time_avg_ms": producer.get("record-queue-time-avg"),
-        "record_queue_time_max_ms": producer.get("record-queue-time-max"),
+        **{f"record_queue_time_{k}_ms": None if v is None else round(v * 1000, 2) for k, v in queue.items()},
         "nodes": dict(sorted(nodes.items())),
     }
 

@@ -55,7 +55,7 @@ def test_the_java_producers_steady_summary_and_metrics_are_read():
 
 def test_kafka_pythons_queue_time_and_each_brokers_request_latency_are_read():
     metrics = {
-        "producer-metrics": {"record-queue-time-avg": 7.5, "record-queue-time-max": 40.0, "request-rate": 20.0},
+        "producer-metrics": {"record-queue-time-avg": 0.0075, "record-queue-time-max": 0.04, "request-rate": 20.0},
         "producer-node-metrics.node-101": {"request-latency-avg": 33.125, "request-latency-max": 41.0},
         "producer-node-metrics.node-bootstrap-0": {"request-latency-avg": 2.0},
         "producer-node-metrics.node-102": {"request-rate": 3.0},
