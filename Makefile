@@ -110,11 +110,10 @@ smoke: collection
 verify: collection
 	python -m pytest -p no:cacheprovider -q tests/integration
 
-# The whole testbed on Debian 13 (trixie), where `make test` runs dc2 and dc3 on
-# it: every node recreated on it, deployed, converged again with no change and
-# smoke-tested from a copy of the consumer project, then a rolling restart
-# under load with nothing lost (about 20 minutes). `make down up` puts the
-# inventory's mixed testbed back.
+# The whole testbed on Debian 13 (trixie), where `make test` runs Debian 12: every node
+# recreated on it, deployed, converged again with no change and smoke-tested from a copy of
+# the consumer project, then a rolling restart under load with nothing lost (about 25
+# minutes). `make down up` puts the inventory's Debian 12 testbed back.
 test-trixie: setup collection
 	ansible-playbook $(LOCAL) testbed/down.yml
 	ansible-playbook $(LOCAL) testbed/up.yml -e testbed_release=trixie
