@@ -329,10 +329,11 @@ class KafkaPythonProducer:
         return len(self)
 
     def close(self, timeout=None):
-        """Flushes, then closes the producer's connections."""
-        left = self.flush(timeout)
+        """Sends what is queued and closes the producer's connections (kafka-python's close flushes, within
+        timeout), then calls the callbacks of what finished; the records still outstanding."""
         self._producer.close(timeout=timeout)
-        return left
+        self.poll(0)
+        return len(self)
 
     def metrics(self):
         """kafka-python's metrics: {group: {name: value}}."""

@@ -230,10 +230,7 @@ def model(case, lan_produce_ms, fetch_wait_ms=500):
     whose figure (to its leader's append) is not an acknowledgement's."""
     if lan_produce_ms is None or case["client"] == "spark-sink":
         return None
-    rtt = case["rtt_ms"]
-    remote = case["leader_dc"] == "remote"
-    leader = wanmodel.leader_produce_ms(rtt, lan_produce_ms) + wanmodel.late_fetch_ms(rtt, fetch_wait_ms, remote)
-    service = leader + (rtt if remote else 0)
+    _, service = wanmodel.service_ms(case["rtt_ms"], lan_produce_ms, fetch_wait_ms, case["leader_dc"] == "remote")
     # librdkafka: one partition per request, so a broker's partitions take turns on its connection; the Java
     # producer and kafka-python carry them all in one request; the per-partition producer gives each its own
     # connection.

@@ -488,9 +488,7 @@ def model(found, lan_produce, fetch_wait_ms):
     if found["settings_label"] != "recommended":
         return None  # librdkafka's defaults queue requests at the broker: see docs/wan.md
     rtt = found["rtt"]
-    remote = found["case"] == "b_remote"
-    leader = wanmodel.leader_produce_ms(rtt, lan_produce) + wanmodel.late_fetch_ms(rtt, fetch_wait_ms, remote)
-    service = leader + (rtt if remote else 0)
+    leader, service = wanmodel.service_ms(rtt, lan_produce, fetch_wait_ms, found["case"] == "b_remote")
     linger = float(found["settings"]["linger.ms"])
     p = found["partitions_per_broker"]
     per_partition = found["rate"] / found["partitions"]

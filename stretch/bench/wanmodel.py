@@ -50,6 +50,13 @@ def late_fetch_ms(rtt_ms, fetch_wait_ms, remote):
     return float(fetch_wait_ms) if remote and rtt_ms >= fetch_wait_ms else 0.0
 
 
+def service_ms(rtt_ms, lan_produce_ms, fetch_wait_ms, remote):
+    """(the leader's Produce time, the request's time as the producer sees it): the leader's round trip to the far
+    replicas, its own handling and any wait for a late fetch, plus the round trip to the leader from the other DC."""
+    leader = leader_produce_ms(rtt_ms, lan_produce_ms) + late_fetch_ms(rtt_ms, fetch_wait_ms, remote)
+    return leader, leader + (rtt_ms if remote else 0)
+
+
 def window_ms(service_ms, linger_ms, partitions_per_connection):
     """How long a record may wait for its request to leave, with max.in.flight=1 (librdkafka): a turn of the
     connection's partitions when the connection is busy, else the linger."""
