@@ -16,14 +16,12 @@ Against the running testbed (make up converge), with the tests' Prometheus
    stopped, records are written, the first DC's replica is stopped (the
    partition has no leader; the ELR keeps the first DC's replica, so
    KafkaUnderMinIsrWithoutEligibleLeader stays quiet), the second DC's
-   broker is started, the topic's min.insync.replicas changed (which
-   clears its ELR: Kafka elects no unclean leader while a partition has an
-   eligible one) and the second DC's replica elected leader uncleanly (the
-   admin API's UNCLEAN election, as kafka-leader-election --election-type
-   unclean): KafkaUncleanLeaderElection fires; both brokers run again after.
-   Only with STRETCH_ALERT_DRILL_UNCLEAN=1: on Kafka 4.3.1 the election is
-   refused, and the scratch topic's deletion breaks the testbed (UNCLEAN
-   below); without it the step prints OPEN and passes nothing;
+   broker is started and elected leader uncleanly (the admin API's UNCLEAN
+   election, as kafka-leader-election --election-type unclean):
+   KafkaUncleanLeaderElection fires, and the records acknowledged while the
+   new leader was down are gone from the partition (its end offset); the
+   first DC's broker is started and the topic deleted once both replicas
+   are in sync again;
 4. a scratch topic whose min.insync.replicas (2) is more than its replicas
    (1): its partition is under min ISR with no eligible leader replica for
    as long as it exists, and KafkaUnderMinIsrWithoutEligibleLeader fires
@@ -35,13 +33,12 @@ Every check is printed PASS or FAIL with its figure; reports/alert-drill.json.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 
-from confluent_kafka import ElectionType, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
+from confluent_kafka import Consumer, ElectionType, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from stretch.cluster import REPO, wait_until
 from stretch.soak import faults
@@ -51,15 +48,6 @@ REPORTS = REPO / "reports"
 FIRE_SECONDS = {"KafkaWanRoundTripHigh": 240, "NodeDiskFull": 90, "KafkaUncleanLeaderElection": 90,
                 "KafkaUnderMinIsrWithoutEligibleLeader": 150}  # fmt: skip
 RAISED_RTT_MS = 100
-# Step 3 on Kafka 4.3.1 with ELR on: the UNCLEAN election is refused (ELIGIBLE_LEADERS_NOT_AVAILABLE) even after
-# the topic's min.insync.replicas changed, and after the scratch topic is deleted the controllers fail the second
-# DC's broker's registration ("Topic ID ... existed in isrMembers, but not in the topics map"), restarted or not,
-# so the testbed stays broken. It runs only when asked for.
-UNCLEAN = os.environ.get("STRETCH_ALERT_DRILL_UNCLEAN") == "1"
-UNCLEAN_OPEN = (
-    "on Kafka 4.3.1 the UNCLEAN election is refused while ELR is on, and deleting its scratch topic "
-    "leaves the controllers failing a broker's registration (docs/observability.md)"
-)
 
 
 class Drill:
@@ -95,6 +83,25 @@ class Drill:
 
     def admin(self):
         return AdminClient(self.config())
+
+    def partition(self, partition):
+        """The partition's metadata, as the cluster gives it now."""
+        topic = self.admin().list_topics(partition.topic, timeout=30).topics[partition.topic]
+        return topic.partitions[partition.partition]
+
+    def leader(self, partition):
+        return self.partition(partition).leader
+
+    def isr(self, partition):
+        return self.partition(partition).isrs
+
+    def end_offset(self, partition):
+        """The partition's end offset (its high watermark), from its leader."""
+        consumer = Consumer({**self.config(), "group.id": "stretch-alert-drill"})
+        try:
+            return consumer.get_watermark_offsets(partition, timeout=30)[1]
+        finally:
+            consumer.close()
 
     def write(self, topic, records):
         """records acks=all writes to topic; how many were acknowledged."""
@@ -140,44 +147,53 @@ def fill_a_data_disk(drill):
 
 
 def unclean_election(drill):
-    if not UNCLEAN:
-        drill.figures["unclean_election"] = "OPEN: not run (STRETCH_ALERT_DRILL_UNCLEAN=1 runs it; see below)"
-        print(f"OPEN  KafkaUncleanLeaderElection is not made to fire: {UNCLEAN_OPEN}", flush=True)
-        return
     first, second = drill.cluster.dcs
     one, other = (next(n for n in drill.cluster.brokers if n.dc == dc) for dc in (first, second))
     topic, admin = "stretch-alert-drill-unclean", drill.admin()
     configs = {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}
     new = NewTopic(topic, num_partitions=1, replica_assignment=[[one.node_id, other.node_id]], config=configs)
     admin.create_topics([new])[topic].result(timeout=60)
+    partition = TopicPartition(topic, 0)
+    # The controllers' counter stands still before the election: the alert must be quiet, or its firing proves nothing.
+    drill.check("no unclean election before the step: KafkaUncleanLeaderElection quiet",
+                not drill.firing("KafkaUncleanLeaderElection"), drill.firing("KafkaUncleanLeaderElection"))  # fmt: skip
     try:
         faults.kill_and_keep_down(drill.tb, other.host)
-        drill.figures["unclean_topic_records_acknowledged"] = drill.write(topic, 200)
+        acknowledged = drill.figures["unclean_topic_records_acknowledged"] = drill.write(topic, 200)
         drill.tb.exec(one.host, "systemctl", "stop", "kafka", timeout=180)
         faults.ensure_started(drill.tb, other.host)
         time.sleep(20)
         quiet = not drill.firing("KafkaUnderMinIsrWithoutEligibleLeader")
         drill.check("the partition without a leader keeps an eligible leader replica: no ELR alert", quiet)
-        # Kafka elects no unclean leader while the partition has an eligible one (ELIGIBLE_LEADERS_NOT_AVAILABLE,
-        # seen here): a change of the topic's min.insync.replicas clears its ELR (KIP-966), as an operator's
-        # must before forcing the election.
-        change = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
-            ConfigEntry("min.insync.replicas", "2", incremental_operation=AlterConfigOpType.SET)])  # fmt: skip
-        admin.incremental_alter_configs([change])[change].result(timeout=60)
         tried = []
 
         def elect():
-            elected = admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(topic, 0)]).result(timeout=60)
-            tried.append({str(tp): str(err) for tp, err in elected.items()})
+            # Refused until the started broker is unfenced; the ELR (the stopped replica) does not stand in the way.
+            # A new admin client each time: the broker an older one sends admin requests to may be a stopped one.
+            client = drill.admin()  # kept while its request is under way: a client collected is destroyed
+            try:
+                elected = client.elect_leaders(ElectionType.UNCLEAN, [partition]).result(timeout=30)
+            except KafkaException as e:
+                tried.append(str(e))
+                return False
+            tried.append({str(tp.topic): str(err) for tp, err in elected.items()})
             return all(err is None for err in elected.values())
 
-        done = wait_until(elect, timeout=60, interval=3)
-        drill.figures["unclean_election"] = tried[-1] if tried else None
-        drill.check(f"{other.host} elected uncleanly, once the ELR is cleared", done, tried[-3:])
+        done = wait_until(elect, timeout=90, interval=3)
+        drill.figures["unclean_election_attempts"] = len(tried)
+        drill.check(f"{other.host} elected uncleanly", done, tried[-3:])
+        leader = drill.leader(partition)
+        drill.check(f"{other.host} leads the partition", leader == other.node_id, leader)
+        end = drill.figures["unclean_topic_end_offset"] = drill.end_offset(partition)
+        drill.check(f"the {acknowledged} records acknowledged while {other.host} was down are gone from the partition",
+                    acknowledged == 200 and end == 0, f"end offset {end}")  # fmt: skip
         drill.fires("KafkaUncleanLeaderElection", {}, f"{other.host} elected uncleanly")
     finally:
         for node in (one, other):
             faults.ensure_started(drill.tb, node.host)
+        # Deleted once both replicas are in sync: the partition then has no eligible leader replica left over.
+        in_sync = wait_until(lambda: len(drill.isr(partition)) == 2, timeout=180, interval=3)
+        drill.check("both replicas in sync again before the scratch topic is deleted", in_sync, drill.isr(partition))
         admin.delete_topics([topic])[topic].result(timeout=60)
     drill.check("the cluster is whole again after the unclean election", drill.tb.wait_healthy(300)["passed"])
 
