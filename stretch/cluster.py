@@ -55,7 +55,9 @@ if _CALL is None:
     )
 MODEL_SETTINGS = trust_as_template("{{ " + _CALL.group(1) + " }}")
 # What node_records reads of each host, and what Ansible needs to reach it.
-NODE_VARS = ("kafka_node_id", "kafka_dc", "kafka_advertised_host", "testbed_subnet", "kafka_tls_principal")
+NODE_VARS = (
+    "kafka_node_id", "kafka_dc", "kafka_advertised_host", "testbed_subnet", "testbed_release", "kafka_tls_principal"
+)  # fmt: skip
 SSH_VARS = ("ansible_host", "ansible_user", "ansible_ssh_private_key_file", "ansible_ssh_common_args")
 # What a testbed Spark master is reached at, where its DC's executors reach this machine, and its cluster's
 # secret (templated: the testbed's secrets are lookups).
@@ -72,6 +74,7 @@ class Node:
     address: str
     ssh: dict
     network: str | None = None  # the testbed network of its DC
+    release: str | None = None  # the Debian release of its testbed image (bookworm, trixie)
 
     def testinfra_spec(self):
         """testinfra.get_host arguments that reach this node as Ansible does: as its user, becoming root with sudo
@@ -289,6 +292,7 @@ def load(inventory=None):
             address=r["advertised_host"],
             ssh={key: hostvars[r["host"]][key] for key in SSH_VARS if key in hostvars[r["host"]]},
             network=hostvars[r["host"]].get("testbed_subnet"),
+            release=hostvars[r["host"]].get("testbed_release"),
         )
         for r in compiled["nodes"]
     )
