@@ -10,6 +10,7 @@ Ansible reaches them.
 """
 
 import os
+import re
 
 VERSIONS = {"bookworm": "12", "trixie": "13"}
 JAVA = {"12": "17", "13": "21"}
@@ -31,6 +32,6 @@ def test_every_node_runs_its_release_and_its_java(cluster, hosts):
     for node in cluster.nodes:
         host = hosts[node.host]
         version = host.check_output(". /etc/os-release && echo $VERSION_ID")
-        java = host.check_output("readlink -f /usr/bin/java")
-        found[node.host] = (version, "java-" + next((j for j in JAVA.values() if f"java-{j}-" in java), java))
+        java = host.check_output("readlink -f /usr/bin/java")  # /usr/lib/jvm/java-17-openjdk-amd64/bin/java
+        found[node.host] = (version, re.sub(r".*/(java-\d+)-.*", r"\1", java))
     assert found == {host: (version, f"java-{JAVA[version]}") for host, version in wanted(cluster).items()}
