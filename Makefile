@@ -23,7 +23,7 @@ ARTIFACT := build/stretch-kafka-$(VERSION).tar.gz
 # Outside this checkout: under a git work tree ansible-test lists only the files git tracks.
 SANITY_ROOT := /tmp/stretch-kafka-sanity
 
-.PHONY: demo test setup setup-python setup-test-tools setup-testbed testbed-maven testbed-spark testbed-wheels \
+.PHONY: demo test setup setup-os setup-python setup-test-tools setup-testbed testbed-maven testbed-spark testbed-wheels \
         wheels \
         collection sanity up converge status smoke \
         verify drills down lint unit molecule \
@@ -36,11 +36,15 @@ demo: setup up converge smoke
 
 test: setup-python setup-test-tools lint collection sanity setup-testbed unit molecule
 
-setup: setup-python setup-testbed
+setup: setup-testbed
 
-# OS packages, podman's settings and the virtualenv.
-setup-python:
-	testbed/setup-host.sh
+# OS packages and podman's settings: what every later step needs.
+setup-os:
+	testbed/setup-host.sh os
+
+# The virtualenv (Ansible, the clients, PySpark, the project's tools).
+setup-python: setup-os
+	testbed/setup-host.sh python
 
 # What only the tests use: ansible-test's bootstrap and Prometheus's tools.
 setup-test-tools:
@@ -51,21 +55,24 @@ setup-test-tools:
 # (from PyPI, and the project's own), and the node images of the two Debian
 # releases the testbed's nodes run: side by side, as they share nothing (the
 # two Maven steps share its local repository, so they go one after the other).
+# The images and the Maven steps need only the OS packages, so on a new
+# machine they run beside the virtualenv's install, which the Spark archive
+# and the wheels wait for.
 setup-testbed:
 	$(MAKE) --no-print-directory -j 5 testbed-maven testbed-spark testbed-wheels testbed-image-bookworm testbed-image-trixie
 
-testbed-maven:
+testbed-maven: setup-os
 	testbed/build-kafka-archive.sh
 	testbed/fetch-jars.sh
 
-testbed-spark:
+testbed-spark: setup-python
 	testbed/build-spark-archive.sh
 
-testbed-wheels:
+testbed-wheels: setup-python
 	testbed/fetch-wheels.sh
 	testbed/build-wheels.sh
 
-testbed-image-%:
+testbed-image-%: setup-os
 	testbed/build-image.sh $*
 
 # The project's own Python packages (packages/: the kafka-group source, the
