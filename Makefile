@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/.venv/bin:$(PATH)
 # The testbed's own playbooks (testbed/up.yml, down.yml) and the checks of the
 # source run with this checkout's settings; the tools outside Ansible import
 # the collection's module_utils through collections/ (pytest reads the same
-# path from pyproject.toml). The project's tools (stretch) are installed into
+# path from pyproject.toml). The project's tools (testkit) are installed into
 # the virtualenv.
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PYTHONPATH := $(CURDIR)/collections
@@ -145,7 +145,7 @@ down:
 # the broker DCs' round trip (and theirs to the tiebreaker) on the running
 # testbed; `make up` puts the inventory's WAN back.
 wan:
-	python -m stretch.wan $(if $(RTT),set --rtt $(RTT) $(if $(TIEBREAKER_RTT),--tiebreaker-rtt $(TIEBREAKER_RTT)),show)
+	python -m testkit.wan $(if $(RTT),set --rtt $(RTT) $(if $(TIEBREAKER_RTT),--tiebreaker-rtt $(TIEBREAKER_RTT)),show)
 
 # ansible-test sanity on the collection, for Python 3.11 (the nodes' Debian 12
 # and the controller's virtualenv), in the virtualenvs setup-python made.
@@ -170,59 +170,59 @@ molecule: collection
 
 # Docs generated from the roles' argument specs (a unit test fails when they differ).
 docs:
-	python -m stretch.docs_variables > docs/variables.md
+	python -m testkit.docs_variables > docs/variables.md
 
-# The Grafana dashboard, generated with Grafana's SDK from stretch/dashboard.py
+# The Grafana dashboard, generated with Grafana's SDK from testkit/dashboard.py
 # (a unit test fails when the checked-in JSON differs).
 dashboard:
-	python -m stretch.dashboard > roles/kafka_monitoring/files/stretch-dashboard.json
+	python -m testkit.dashboard > roles/kafka_monitoring/files/stretch-dashboard.json
 
 # The dashboard's main panels over the failover drill's DC loss and recovery,
 # from what the drill's Prometheus answered to their queries
 # (reports/dashboard-dc-loss.json, written by `make drill-failover` and `make test`).
 dashboard-png:
-	python -m stretch.dashboard_png reports/dashboard-dc-loss.json docs/images/dashboard-dc-loss.png
+	python -m testkit.dashboard_png reports/dashboard-dc-loss.json docs/images/dashboard-dc-loss.png
 
 # Fresh and no-op converge times and their ratio (the no-op must change
 # nothing), the smoke test's figures and the testbed's peak memory.
 # Recreates the testbed.
 bench: setup collection
-	python -m stretch.bench.converge
+	python -m testkit.bench.converge
 
 # The cost of TLS + SCRAM + ACLs against PLAINTEXT on the same testbed, as
 # ratios measured in one run. Recreates the testbed twice.
 bench-tls: setup collection
-	python -m stretch.bench.tls
+	python -m testkit.bench.tls
 
 # Topics and quotas figures against the running testbed (make up converge).
 bench-topics: collection
-	python -m stretch.bench.topics
+	python -m testkit.bench.topics
 
 # Cross-DC bytes of four runs by a client in dc1 (produce with leaders split
 # evenly, produce to dc1's leaders only, read back with and without
 # client.rack), from the brokers' counters and the host's routed bytes,
 # against the 2.5N model; against the running testbed. reports/traffic.json.
 traffic: collection
-	python -m stretch.bench.traffic
+	python -m testkit.bench.traffic
 
 # What the WAN costs: produce, end-to-end and lag at RTT 0, 30 and 100 ms between
 # the broker DCs, a controller failover and a rolling restart at each, every
 # figure beside its model; against the running testbed (about an hour).
 # reports/bench-wan.json, docs/images/wan-latency-cdf.png. RTTS="30" for one.
 bench-wan: collection
-	python -m stretch.bench.wan $(foreach r,$(RTTS),--rtt $(r))
+	python -m testkit.bench.wan $(foreach r,$(RTTS),--rtt $(r))
 
 # One replication stream's throughput over the WAN at 30 and 100 ms RTT, with
 # Linux's default TCP buffer maxima and with the ones kafka_node sizes for
 # kafka_wan_link, against the running testbed (about 10 minutes).
 # reports/bench-kernel.json, docs/images/kernel-buffers.png.
 bench-kernel: collection
-	python -m stretch.bench.kernel
+	python -m testkit.bench.kernel
 
 # The smoke read's throughput on the DC Spark clusters against local[2],
 # against the running testbed. reports/bench-spark.json.
 bench-spark: collection
-	python -m stretch.bench.spark
+	python -m testkit.bench.spark
 
 # The streaming job on dc1's Spark cluster through a rolling restart and the
 # loss of dc2, then moved to dc2 from its checkpoint, against the running
@@ -248,20 +248,20 @@ drill-active-active-short: collection
 # reports/soak.json and docs/images/soak-timeline.png. `make soak SEED=<seed> DURATION=<d>`
 # replays a run's schedule; `make soak-schedule ...` prints it without running anything.
 soak: collection
-	python -m stretch.soak run --duration $(or $(DURATION),30m) $(if $(SEED),--seed $(SEED))
+	python -m testkit.soak run --duration $(or $(DURATION),30m) $(if $(SEED),--seed $(SEED))
 
 soak-schedule:
-	python -m stretch.soak schedule --duration $(or $(DURATION),30m) $(if $(SEED),--seed $(SEED))
+	python -m testkit.soak schedule --duration $(or $(DURATION),30m) $(if $(SEED),--seed $(SEED))
 
 # One of the soak's faults alone, on and off again: make soak-fault KIND=oneway
-# [TARGET='dc2>dc1'] [HOLD=60]; `python -m stretch.soak kinds` lists the kinds and targets.
+# [TARGET='dc2>dc1'] [HOLD=60]; `python -m testkit.soak kinds` lists the kinds and targets.
 soak-fault: collection
 	@test -n "$(KIND)" || { echo "usage: make soak-fault KIND=<kind> [TARGET=<target>] [HOLD=<s>]" >&2; exit 2; }
-	python -m stretch.soak fault $(KIND) $(if $(TARGET),--target '$(TARGET)') --hold $(or $(HOLD),30)
+	python -m testkit.soak fault $(KIND) $(if $(TARGET),--target '$(TARGET)') --hold $(or $(HOLD),30)
 
 # Every fault off and the cluster whole again (after a soak or a fault was interrupted hard).
 soak-heal: collection
-	python -m stretch.soak heal
+	python -m testkit.soak heal
 
 # One broker DC's packets to the other dropped for 60 s, then the reverse, under load:
 # who leads, ISR and high watermarks over time, writes on each side (reports/oneway-drill.json).

@@ -38,7 +38,7 @@ CONF
 
 python_part() {
   # The pinned tools, then the project's own packages, editable: its tools
-  # (stretch), the kafka-group source, the smoke test and the cluster's
+  # (testkit), the kafka-group source, the smoke test and the cluster's
   # exporter (packages/).
   packages=(packages/kafka-group-source packages/kafka-smoke packages/stretch-exporter .)
   stale=false

@@ -3,10 +3,10 @@
 import pytest
 import testinfra
 
-from stretch import cluster as inventory
-from stretch.alert_rules import alerts
-from stretch.cluster import committed_group, wait_until
-from stretch.prometheus import Prometheus, rules_problems
+from testkit import cluster as inventory
+from testkit.alert_rules import alerts
+from testkit.cluster import committed_group, wait_until
+from testkit.prometheus import Prometheus, rules_problems
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ The kafka role compiles it (the stretch.kafka.cluster filter in
 roles/kafka/vars/main.yml) from the inventory's groups, every node's host
 variables and the cluster's settings. Nothing in the roles derives a node's
 DC, a listener's address or a client's settings again: they read a field.
-The tests and tools (stretch/cluster.py) compile the same model, with the
+The tests and tools (testkit/cluster.py) compile the same model, with the
 settings of the role's kafka_cluster, and add only their users' credentials
 to its client settings.
 

@@ -54,10 +54,10 @@ from kafka_group_source import delivery
 from kafka_group_source.plan import key
 from kafka_group_source.sink import parse_lines
 from kafka_smoke import locality
-from stretch import activeactive, dcnet
-from stretch.cluster import REPO, playbook, wait_until
-from stretch.drill import Load, lag_rise_and_fall, loss_windows
-from stretch.spark_cluster import SparkNode
+from testkit import activeactive, dcnet
+from testkit.cluster import REPO, playbook, wait_until
+from testkit.drill import Load, lag_rise_and_fall, loss_windows
+from testkit.spark_cluster import SparkNode
 
 REPORTS = REPO / "reports"
 WORKDIR = REPORTS / "active-active-drill"

@@ -4,7 +4,7 @@ Against the running testbed (make up converge), with the tests' Prometheus
 (the roles' targets, rules and thresholds, the cluster's exporter):
 
 1. the WAN's round trip between the broker DCs is raised to 100 ms
-   (`python -m stretch.wan set --rtt 100`), above the 60 ms the inventory's
+   (`python -m testkit.wan set --rtt 100`), above the 60 ms the inventory's
    kafka_wan_link (30 ms) and the default factor give: KafkaWanRoundTripHigh
    fires for both directions; the inventory's WAN is put back and it
    resolves;
@@ -40,8 +40,8 @@ import time
 from confluent_kafka import Consumer, ElectionType, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from stretch.cluster import REPO, wait_until
-from stretch.soak import faults
+from testkit.cluster import REPO, wait_until
+from testkit.soak import faults
 
 REPORTS = REPO / "reports"
 # How long an alert may take to fire: its `for` and a few evaluations (every 5 s here).
@@ -114,7 +114,7 @@ class Drill:
 
 
 def wan(*args):
-    subprocess.run([sys.executable, "-m", "stretch.wan", *args], check=True, cwd=REPO, timeout=300)
+    subprocess.run([sys.executable, "-m", "testkit.wan", *args], check=True, cwd=REPO, timeout=300)
 
 
 def raise_the_wan_round_trip(drill):

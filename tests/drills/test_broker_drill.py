@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from stretch.cluster import REPO, load, playbook
-from stretch.drill import Load, recorded
+from testkit.cluster import REPO, load, playbook
+from testkit.drill import Load, recorded
 
 REPORTS = REPO / "reports"
 LOGS = REPORTS / "broker-drill"

@@ -25,7 +25,7 @@ idempotent) and reading as each broker DC throughout:
    puts 3 back.
 
 Then the verifier checks that no acknowledged record was lost or reordered,
-and that every query of every dashboard panel (stretch/dashboard.py) returned
+and that every query of every dashboard panel (testkit/dashboard.py) returned
 series for every DC it must over the drill, from the drill's Prometheus; the
 main panels' data over the second DC's loss and recovery goes to
 reports/dashboard-dc-loss.json (`make dashboard-png` draws it).
@@ -47,11 +47,11 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource
 
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
-from stretch import dashboard_check, dcnet, traffic
-from stretch.bench import traffic as traffic_runs
-from stretch.cluster import REPO, left_after_recovery, playbook, quorum_leader_id, wait_until
-from stretch.drill import load_problems, wan_probe
-from stretch.loadtest.background import BackgroundLoad
+from testkit import dashboard_check, dcnet, traffic
+from testkit.bench import traffic as traffic_runs
+from testkit.cluster import REPO, left_after_recovery, playbook, quorum_leader_id, wait_until
+from testkit.drill import load_problems, wan_probe
+from testkit.loadtest.background import BackgroundLoad
 
 REPORTS = REPO / "reports"
 # What losing a broker DC must not raise: the stretch keeps every partition

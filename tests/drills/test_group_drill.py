@@ -29,12 +29,12 @@ import time
 import uuid
 from pathlib import Path
 
-from stretch.cluster import REPO, playbook, wait_until
-from stretch.dcnet import DcClient
-from stretch.drill import load_problems
-from stretch.loadtest import verify
-from stretch.loadtest.background import BackgroundLoad
-from stretch.loadtest.harness import locality
+from testkit.cluster import REPO, playbook, wait_until
+from testkit.dcnet import DcClient
+from testkit.drill import load_problems
+from testkit.loadtest import verify
+from testkit.loadtest.background import BackgroundLoad
+from testkit.loadtest.harness import locality
 
 REPORTS = REPO / "reports"
 # The broker's group.consumer.session.timeout.ms (45 s by default), and the
@@ -51,7 +51,7 @@ class Group:
     def start(self, member, client):
         out = self.workdir / member
         cmd = client.wrap(
-            [sys.executable, "-m", "stretch.loadtest.member", "--bootstrap-servers", self.cluster.bootstrap_servers,
+            [sys.executable, "-m", "testkit.loadtest.member", "--bootstrap-servers", self.cluster.bootstrap_servers,
              "--topic", "load", "--group", self.name, "--rack", client.dc, "--out", str(out),
              "--client-config", str(self.config_file), "--duration", "1800"]
         )  # fmt: skip

@@ -9,10 +9,10 @@ DC's network:
    must be whole again within WHOLE_S;
 2. the same the other way round.
 
-Throughout, the admin API is sampled every two seconds (stretch/soak/observe.py):
+Throughout, the admin API is sampled every two seconds (testkit/soak/observe.py):
 which controller leads the quorum, which brokers are fenced, each
 partition's leader and ISR, and its high watermark; and the round trips
-between the DCs are probed from the nodes once a second (stretch.drill.wan_probe:
+between the DCs are probed from the nodes once a second (testkit.drill.wan_probe:
 a cut shows as unanswered probes). The soak's verifier
 judges the clients' logs and a full read as each DC (nothing acknowledged
 lost or reordered, no committed offset going back). The figures go to
@@ -27,12 +27,12 @@ import uuid
 
 from confluent_kafka.admin import AdminClient
 
-from stretch.cluster import CLUSTER_DEFAULTS, REPO, create_topic
-from stretch.drill import wan_probe
-from stretch.soak import faults, observe, reader, verify
-from stretch.soak.load import Clients
-from stretch.soak.run import stop_probe
-from stretch.soak.schedule import Topology
+from testkit.cluster import CLUSTER_DEFAULTS, REPO, create_topic
+from testkit.drill import wan_probe
+from testkit.soak import faults, observe, reader, verify
+from testkit.soak.load import Clients
+from testkit.soak.run import stop_probe
+from testkit.soak.schedule import Topology
 
 REPORTS = REPO / "reports"
 CUT_S = 60

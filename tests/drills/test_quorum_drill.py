@@ -30,9 +30,9 @@ import subprocess
 import pytest
 
 from ansible_collections.stretch.kafka.plugins.module_utils.quorum import keys
-from stretch.cluster import REPO, playbook, wait_until
-from stretch.cluster import read_quorum as cluster_quorum
-from stretch.drill import Load, recorded
+from testkit.cluster import REPO, playbook, wait_until
+from testkit.cluster import read_quorum as cluster_quorum
+from testkit.drill import Load, recorded
 
 REPORTS = REPO / "reports"
 LOGS = REPORTS / "quorum-drill"

@@ -13,9 +13,9 @@ import json
 import os
 import time
 
-from stretch.cluster import REPO, assert_restart_order, playbook, quorum_leader
-from stretch.drill import load_problems
-from stretch.loadtest.background import BackgroundLoad
+from testkit.cluster import REPO, assert_restart_order, playbook, quorum_leader
+from testkit.drill import load_problems
+from testkit.loadtest.background import BackgroundLoad
 
 # STRETCH_RESTARTS: how many (make test-trixie runs one).
 RESTARTS = int(os.environ.get("STRETCH_RESTARTS", "3"))

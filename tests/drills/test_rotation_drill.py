@@ -30,10 +30,10 @@ from pathlib import Path
 
 import pytest
 
-from stretch.cluster import REPO, assert_restart_order, playbook, quorum_leader
-from stretch.drill import Load, recorded
-from stretch.leaks import leaks
-from stretch.tls import context, peer_certificate, tls_exchange
+from testkit.cluster import REPO, assert_restart_order, playbook, quorum_leader
+from testkit.drill import Load, recorded
+from testkit.leaks import leaks
+from testkit.tls import context, peer_certificate, tls_exchange
 
 REPORTS = REPO / "reports"
 

@@ -35,10 +35,10 @@ import time
 from kafka_group_source.sink import read_sink
 from kafka_smoke import netcount
 from kafka_smoke.submit import app_command, submit_command, submit_env
-from stretch import dcnet, streamsink
-from stretch.cluster import REPO, playbook, wait_until
-from stretch.drill import load_problems
-from stretch.loadtest.background import BackgroundLoad
+from testkit import dcnet, streamsink
+from testkit.cluster import REPO, playbook, wait_until
+from testkit.drill import load_problems
+from testkit.loadtest.background import BackgroundLoad
 
 REPORTS = REPO / "reports"
 SPARK_JARS = REPO / "testbed/dist/spark-jars"

@@ -22,8 +22,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.stretch.kafka.plugins.module_utils import features
-from stretch.cluster import REPO, assert_restart_order, playbook, quorum_leader
-from stretch.drill import Load, recorded
+from testkit.cluster import REPO, assert_restart_order, playbook, quorum_leader
+from testkit.drill import Load, recorded
 
 REPORTS = REPO / "reports"
 LOGS = REPORTS / "upgrade-drill"

@@ -8,10 +8,10 @@ import time
 import pytest
 from cryptography import x509
 
-from stretch.alert_rules import alerts, metrics_read
-from stretch.bench import traffic as traffic_runs
-from stretch.cluster import playbook, wait_until
-from stretch.prometheus import INTERVAL_SECONDS
+from testkit.alert_rules import alerts, metrics_read
+from testkit.bench import traffic as traffic_runs
+from testkit.cluster import playbook, wait_until
+from testkit.prometheus import INTERVAL_SECONDS
 
 
 def test_prometheus_evaluates_every_alert_rule_of_the_roles_file(prometheus):

@@ -12,7 +12,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from kafka.admin import KafkaAdminClient
 
-from stretch.cluster import create_topic, wait_until
+from testkit.cluster import create_topic, wait_until
 
 MESSAGES = 500
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stretch import REPO
-from stretch.playbook import CONSUMER, run
+from testkit import REPO
+from testkit.playbook import CONSUMER, run
 
 GALAXY = Path(sys.executable).parent / "ansible-galaxy"
 

@@ -5,7 +5,7 @@ features.yml finds nothing to raise, and site.yml refuses 4.2.0 before
 touching any host: the rollback an operator may do only before finalizing.
 """
 
-from stretch.cluster import playbook
+from testkit.cluster import playbook
 
 
 def test_features_run_finds_a_cluster_formatted_at_its_release_finalized(cluster):

@@ -1,7 +1,7 @@
 """The Kafka release comes from the site's mirror over HTTPS, checked against its published checksum.
 
 The testbed's inventory points kafka_node_archive_url at the testbed's mirror
-(stretch/mirror.py, with a certificate from the testbed's CA), so every
+(testkit/mirror.py, with a certificate from the testbed's CA), so every
 converge installs the way a site with a mirror does. Here a release no node
 has unpacked (another Scala build's name) is asked for. Served changed, or
 asked of a mirror nobody answers at, it must stop the run naming the URL,
@@ -14,8 +14,8 @@ import shutil
 
 import pytest
 
-from stretch import mirror
-from stretch.playbook import run
+from testkit import mirror
+from testkit.playbook import run
 
 # A release name no node has: its download is the run's first change.
 SCALA = "2.99"

@@ -8,8 +8,8 @@ time tells which nodes restarted. Leaves the cluster as it found it.
 import pytest
 import yaml
 
-from stretch.cluster import start_times
-from stretch.playbook import run
+from testkit.cluster import start_times
+from testkit.playbook import run
 
 # Two converges (minutes): `make verify` runs it; `make test` leaves it out for CI's time (the rolling restart's
 # gates and the idempotent converge are in it).

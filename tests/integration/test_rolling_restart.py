@@ -5,7 +5,7 @@ acknowledged record lost, are the drills' (tests/drills: the CA rotation in
 `make test`, three restarts in a row in `make drill-restart`).
 """
 
-from stretch.cluster import playbook, quorum_leader, start_times, wait_until
+from testkit.cluster import playbook, quorum_leader, start_times, wait_until
 
 
 def restarted(before, after):

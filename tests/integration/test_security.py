@@ -40,9 +40,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from stretch.cluster import playbook, wait_until
-from stretch.leaks import leaks
-from stretch.tls import context, exchange, tls_exchange
+from testkit.cluster import playbook, wait_until
+from testkit.leaks import leaks
+from testkit.tls import context, exchange, tls_exchange
 
 NOBODY = "it-nobody"  # an authenticated user with no ACL at all
 TOPIC = "load"  # a declared topic the load user may use, and nobody else

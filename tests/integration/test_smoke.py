@@ -16,9 +16,9 @@ import time
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from stretch import dcnet
-from stretch.cluster import REPO
-from stretch.loadtest.background import BackgroundLoad
+from testkit import dcnet
+from testkit.cluster import REPO
+from testkit.loadtest.background import BackgroundLoad
 
 SPARK_JARS = REPO / "testbed/dist/spark-jars"
 # The smoke test's own user, with only the ACLs the roles give it.
@@ -110,7 +110,7 @@ def test_the_router_counts_only_the_reads_own_bytes_while_other_clients_cross_be
             client = stack.enter_context(dcnet.DcClient(dc))
             log = stack.enter_context((tmp_path / f"producer-{dc}.log").open("w"))
             cmd = [
-                sys.executable, "-m", "stretch.loadtest.traffic", "produce",
+                sys.executable, "-m", "testkit.loadtest.traffic", "produce",
                 "--bootstrap-servers", cluster.bootstrap_servers, "--topic", "traffic", "--client-config", str(config),
                 "--dc", other, "--leader-local", "--records", str(CROSS_RATE * 1200), "--rate", str(CROSS_RATE),
                 "--size", "1024", "--timeout", "1500",

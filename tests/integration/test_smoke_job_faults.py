@@ -18,7 +18,7 @@ from confluent_kafka.admin import AdminClient
 
 from kafka_smoke import records
 from kafka_smoke.submit import app_command, submit_command, submit_env
-from stretch.cluster import REPO, create_topic
+from testkit.cluster import REPO, create_topic
 
 SPARK_SUBMIT = os.path.join(os.path.dirname(sys.executable), "spark-submit")
 

@@ -36,9 +36,9 @@ import uuid
 import pytest
 
 from ansible_collections.stretch.kafka.plugins.module_utils import spark_security
-from stretch import dcnet
-from stretch.cluster import private_file
-from stretch.spark_cluster import APP_RESULT, Sampler, SparkNode, Submission, probe
+from testkit import dcnet
+from testkit.cluster import private_file
+from testkit.spark_cluster import APP_RESULT, Sampler, SparkNode, Submission, probe
 
 MASTER_UI, WORKER_UI, REST, RPC = 8080, 8081, 6066, 7077  # roles/spark's defaults
 GIVE_UP = "All masters are unresponsive! Giving up."
@@ -226,7 +226,7 @@ def test_the_web_uis_and_the_rest_port_answer_nobody_from_another_network(cluste
         host = cluster.spark[dc]["host"]
         with dcnet.DcClient(other) as client:
             out = subprocess.run(
-                client.wrap([sys.executable, "-m", "stretch.spark_cluster", host, *map(str, ports)]),
+                client.wrap([sys.executable, "-m", "testkit.spark_cluster", host, *map(str, ports)]),
                 capture_output=True, text=True, check=True, timeout=120,
             ).stdout  # fmt: skip
         for where, found in ((f"{other}'s network", json.loads(out)), ("this host", probe(host, ports))):

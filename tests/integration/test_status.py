@@ -2,7 +2,7 @@
 
 import yaml
 
-from stretch.cluster import REPO, playbook, read_quorum, wait_until
+from testkit.cluster import REPO, playbook, read_quorum, wait_until
 
 # The lag the gates still take for caught up: a stopped voter must lag more.
 MAX_LAG = yaml.safe_load((REPO / "roles/kafka_ops/defaults/main.yml").read_text())["kafka_ops_max_lag"]

@@ -19,8 +19,8 @@ from confluent_kafka.admin import (
 )
 
 from ansible_collections.stretch.kafka.plugins.module_utils import placement
-from stretch.cluster import create_topic, playbook, wait_until
-from stretch.playbook import run
+from testkit.cluster import create_topic, playbook, wait_until
+from testkit.playbook import run
 
 ORDERS = {"name": "it-orders", "partitions": 6, "configs": {"retention.ms": 3600000, "cleanup.policy": "delete"}}
 ORDERS8 = ORDERS | {"partitions": 8}  # once the growth test has run

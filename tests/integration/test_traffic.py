@@ -7,12 +7,12 @@ client.rack) once, and checks each figure.
 
 import pytest
 
-from stretch.bench import traffic
+from testkit.bench import traffic
 
 # The two measurements count different things (record batches against TCP
 # payload, which also carries requests, responses and TLS framing): they are
 # compared, never divided into each other. Every ratio below keeps to the
-# brokers' counters (stretch/traffic.py).
+# brokers' counters (testkit/traffic.py).
 WIRE_TOLERANCE = 0.05
 
 

@@ -1,4 +1,4 @@
-"""The testbed's WAN (stretch/wan): the inventory's delay between the DCs, for nodes and DC clients, and fail-safe.
+"""The testbed's WAN (testkit/wan): the inventory's delay between the DCs, for nodes and DC clients, and fail-safe.
 
 Round trips are measured by TCP connects from inside the nodes (and from a
 client placed in a DC), so the figures come from the network, not from the
@@ -16,10 +16,10 @@ import time
 
 import pytest
 
-from stretch import dcnet
-from stretch.cluster import REPO, wait_until
-from stretch.wan import control, inventory, rtt
-from stretch.wan.links import links
+from testkit import dcnet
+from testkit.cluster import REPO, wait_until
+from testkit.wan import control, inventory, rtt
+from testkit.wan.links import links
 
 TOLERANCE_MS = 1.0
 

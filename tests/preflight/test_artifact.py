@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stretch.playbook import run as run_playbook
+from testkit.playbook import run as run_playbook
 
 PLAYBOOK = Path(__file__).resolve().parent / "playbooks" / "artifact.yml"
 

@@ -13,7 +13,7 @@ import yaml
 from test_guards_playbook import NO_CLUSTER, no_cluster
 from test_preflight_playbook import base_inventory
 
-from stretch.playbook import run as run_playbook
+from testkit.playbook import run as run_playbook
 
 LOST = ["dc2-broker0", "dc2-broker1", "dc2-controller0"]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import yaml
 from test_preflight_playbook import base_inventory, groups, make_certificates
 
-from stretch.leaks import leaks
-from stretch.playbook import run as run_playbook
+from testkit.leaks import leaks
+from testkit.playbook import run as run_playbook
 
 HERE = Path(__file__).resolve().parent
 NO_CLUSTER = {

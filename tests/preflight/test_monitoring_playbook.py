@@ -15,7 +15,7 @@ import pytest
 import yaml
 from test_preflight_playbook import REPO, base_inventory
 
-from stretch.playbook import run as run_playbook
+from testkit.playbook import run as run_playbook
 
 # The testbed's wheels: the project's packages' (make wheels, which `make unit` runs through `make collection`)
 # and their dependencies' (testbed/fetch-wheels.sh, run by `make setup-testbed`).

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from test_preflight_playbook import base_inventory, groups
 
-from stretch.playbook import run as run_playbook
+from testkit.playbook import run as run_playbook
 
 IMAGE = "localhost/stretch-kafka-node:bookworm"
 OS_RELEASE = {

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from stretch.playbook import run as run_playbook
+from testkit.playbook import run as run_playbook
 
 REPO = Path(__file__).resolve().parents[2]
 # The plays of preflight.yml, the scope check it imports first among them.

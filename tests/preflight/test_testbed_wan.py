@@ -1,7 +1,7 @@
 """The testbed's WAN (testbed_wan) is judged before testbed/up.yml starts anything.
 
 The WAN is the testbed's, not the product's: the collection's preflight knows
-nothing of it. `python -m stretch.wan check` reads the inventory as `apply`
+nothing of it. `python -m testkit.wan check` reads the inventory as `apply`
 does and refuses a bad link naming it; up.yml runs it first.
 """
 
@@ -41,7 +41,7 @@ def check(tmp_path, wan):
     path = tmp_path / "hosts.yml"
     path.write_text(yaml.safe_dump(inventory(wan)))
     return subprocess.run(
-        [sys.executable, "-m", "stretch.wan", "check", "--inventory", str(path)],
+        [sys.executable, "-m", "testkit.wan", "check", "--inventory", str(path)],
         capture_output=True, text=True, timeout=60, cwd=REPO, check=False,
     )  # fmt: skip
 
@@ -82,5 +82,5 @@ def test_up_judges_the_wan_before_it_starts_anything():
     (play,) = yaml.safe_load((REPO / "testbed/up.yml").read_text())
     first = play["tasks"][0]
     assert first["ansible.builtin.command"]["argv"].startswith(
-        "{{ [ansible_playbook_python, '-m', 'stretch.wan', 'check']"
+        "{{ [ansible_playbook_python, '-m', 'testkit.wan', 'check']"
     )

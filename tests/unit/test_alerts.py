@@ -4,8 +4,8 @@ import subprocess
 
 import yaml
 
-from stretch.alert_rules import RULE_TESTS, RULES, alerts, metrics_read, promtool, served
-from stretch.prometheus import loaded_alerts, rules_problems
+from testkit.alert_rules import RULE_TESTS, RULES, alerts, metrics_read, promtool, served
+from testkit.prometheus import loaded_alerts, rules_problems
 
 
 def run_promtool(*args):

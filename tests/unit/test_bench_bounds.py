@@ -3,7 +3,7 @@
 import pytest
 
 from ansible_collections.stretch.kafka.plugins.module_utils import placement
-from stretch.bench.bounds import exact_minimum_moves, lower_bound_moves, new_replicas_at_least, replicas_even
+from testkit.bench.bounds import exact_minimum_moves, lower_bound_moves, new_replicas_at_least, replicas_even
 
 SHAPES = [
     # (brokers before, brokers after, partitions): a broker added to one DC, or one to each.

@@ -3,7 +3,7 @@ and the model."""
 
 import pytest
 
-from stretch.bench import clients, wanclient
+from testkit.bench import clients, wanclient
 
 PERF_TEST = """\
 1001 records sent, 200.0 records/sec (0.04 MB/sec), 70.1 ms avg latency, 120.0 ms max latency.

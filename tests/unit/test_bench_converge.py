@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from stretch.bench import converge
+from testkit.bench import converge
 
 SMOKE = {"timings": {"checks_seconds": 1.0, "produce_seconds": 2.0}, "reads": []}
 

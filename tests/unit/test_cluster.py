@@ -1,4 +1,4 @@
-"""stretch.cluster reaches the cluster as the roles do: its bootstrap lists and client settings are the kafka
+"""testkit.cluster reaches the cluster as the roles do: its bootstrap lists and client settings are the kafka
 role's compiled model (kafka_cluster), as a real ansible-playbook run compiles it from the same inventory."""
 
 from types import SimpleNamespace
@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from ansible_collections.stretch.kafka.plugins.module_utils import quotas
-from stretch import cluster as stretch_cluster
-from stretch.playbook import run
+from testkit import cluster as stretch_cluster
+from testkit.playbook import run
 
 # Two broker DCs and a tiebreaker controller, addresses apart from the inventory names, the admin client with
 # settings of its own, two SCRAM users: every input the model reads beside the kafka role's defaults.
@@ -59,7 +59,7 @@ PLAYBOOK = [
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    """(stretch.cluster's Cluster, the kafka role's kafka_cluster) of one inventory."""
+    """(testkit.cluster's Cluster, the kafka role's kafka_cluster) of one inventory."""
     directory = tmp_path_factory.mktemp("inventory")
     inventory, playbook = directory / "hosts.yml", directory / "model.yml"
     inventory.write_text(yaml.safe_dump(INVENTORY))

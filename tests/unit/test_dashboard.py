@@ -1,4 +1,4 @@
-"""The Grafana dashboard as code: the checked-in JSON is what the SDK makes of stretch/dashboard.py, every query is
+"""The Grafana dashboard as code: the checked-in JSON is what the SDK makes of testkit/dashboard.py, every query is
 valid PromQL reading only metrics the exporters serve, and every panel can be checked for its DCs on the testbed."""
 
 import json
@@ -6,8 +6,8 @@ import subprocess
 
 import yaml
 
-from stretch import REPO, dashboard, dashboard_check, dashboard_png
-from stretch.alert_rules import metric_names, promtool, served
+from testkit import REPO, dashboard, dashboard_check, dashboard_png
+from testkit.alert_rules import metric_names, promtool, served
 
 JSON = REPO / "roles/kafka_monitoring/files/stretch-dashboard.json"
 

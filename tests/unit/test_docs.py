@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from ansible_collections.stretch.kafka.plugins.module_utils import platforms
-from stretch import docs_variables
+from testkit import docs_variables
 
 REPO = Path(__file__).resolve().parents[2]
 

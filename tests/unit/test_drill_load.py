@@ -2,7 +2,7 @@
 
 import pytest
 
-from stretch.drill import Load, load_problems
+from testkit.drill import Load, load_problems
 
 CLEAN = {"sent": 100, "acknowledged": 100, "lost": 0, "reordered": 0, "produce_errors": 0, "unconfirmed": 0,
          "produce_error_kinds": [], "dcs": {}, "latency_p99_ms": 10.0, "warmup_seconds": 5.0,
@@ -32,7 +32,7 @@ def leave(report):
 
 @pytest.fixture(autouse=True)
 def no_wait(monkeypatch):
-    monkeypatch.setattr("stretch.drill.time.sleep", lambda seconds: None)
+    monkeypatch.setattr("testkit.drill.time.sleep", lambda seconds: None)
 
 
 def test_a_clean_load_passes_the_drill():
@@ -64,7 +64,7 @@ def test_a_report_without_a_count_fails_the_drill():
 
 
 def test_a_lost_dc_s_lag_is_judged_risen_and_fallen_against_its_calm_highest():
-    from stretch.drill import lag_rise_and_fall
+    from testkit.drill import lag_rise_and_fall
 
     points = [(0, 120), (5, 150), (10, 130), (15, 480), (20, 620), (25, 0), (30, 0)]
     judged = lag_rise_and_fall(points, calm=(0, 10), lost=(11, 21), settled=(24, 30))
@@ -75,7 +75,7 @@ def test_a_lost_dc_s_lag_is_judged_risen_and_fallen_against_its_calm_highest():
 
 
 def test_the_panel_s_own_member_count_marks_the_lost_and_settled_windows():
-    from stretch.drill import lag_rise_and_fall, loss_windows
+    from testkit.drill import lag_rise_and_fall, loss_windows
 
     members = [(0, 1), (5, 1), (10, 1), (15, 1), (20, 1), (25, 0), (30, 0), (35, 1), (40, 1)]
     lag = [(0, 120), (5, 150), (10, 130), (15, 480), (20, 620), (25, 0), (30, 0), (35, 900), (40, 950)]

@@ -6,8 +6,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from stretch.cluster import Cluster
-from stretch.leaks import key_body_lines, leaks
+from testkit.cluster import Cluster
+from testkit.leaks import key_body_lines, leaks
 
 PASSWORD = "Zq7rT2mXk9LpW4sB"
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from stretch.loadtest import verify
-from stretch.loadtest.traffic import leader_local
+from testkit.loadtest import verify
+from testkit.loadtest.traffic import leader_local
 
 
 def acks(n, partitions=2, start=0.0, step=0.1):

@@ -9,7 +9,7 @@ import yaml
 
 from ansible_collections.stretch.kafka.plugins.filter.monitoring_config import alert_thresholds, exporter_settings
 from ansible_collections.stretch.kafka.plugins.module_utils import monitoring
-from stretch.alert_rules import promtool
+from testkit.alert_rules import promtool
 
 KAFKA = [
     {"host": "dc1-controller", "dc": "dc1", "advertised_host": "10.1.0.10", "roles": ["controller"]},

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from stretch.periodic import Periodic
+from testkit.periodic import Periodic
 
 
 class Counter(Periodic):

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from stretch import playbook
+from testkit import playbook
 
 RESULT = {
     "custom_stats": {},

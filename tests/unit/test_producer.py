@@ -6,7 +6,7 @@ import threading
 import pytest
 from kafka.errors import KafkaTimeoutError, NotEnoughReplicasError
 
-from stretch.producer import (
+from testkit.producer import (
     KafkaPythonProducer,
     PerPartitionProducer,
     ProducerSettingsError,

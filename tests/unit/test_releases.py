@@ -4,7 +4,7 @@ import pytest
 import yaml
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import FilterModule
-from stretch import REPO
+from testkit import REPO
 
 release_checksum = FilterModule().filters()["release_checksum"]
 # kafka_2.13-4.3.1.tgz.sha512, as Apache publishes it beside the tarball.

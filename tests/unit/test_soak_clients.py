@@ -8,7 +8,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
 
-from stretch.soak import consumer, producer, reader, records, verify
+from testkit.soak import consumer, producer, reader, records, verify
 
 TOPIC = "soak-test"
 
@@ -178,7 +178,7 @@ def test_the_producer_logs_librdkafka_s_split_of_a_record_s_time_per_broker(tmp_
 
 
 class Here:
-    """A stand-in for stretch.dcnet.DcClient: the command runs on this host, in no DC's network."""
+    """A stand-in for testkit.dcnet.DcClient: the command runs on this host, in no DC's network."""
 
     def __init__(self, dc):
         self.dc = dc
@@ -196,7 +196,7 @@ class Here:
 def test_the_load_starts_a_producer_and_a_member_per_dc_and_stops_them_cleanly(bootstrap, tmp_path, monkeypatch):
     from types import SimpleNamespace
 
-    from stretch.soak import load
+    from testkit.soak import load
 
     monkeypatch.setattr(load, "DcClient", Here)
 

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from stretch.soak import faults, verify
-from stretch.soak.faults import FaultError, Volume
-from stretch.soak.schedule import Topology
+from testkit.soak import faults, verify
+from testkit.soak.faults import FaultError, Volume
+from testkit.soak.schedule import Topology
 
 TOPO = Topology(
     broker_dcs=("dc1", "dc2"),

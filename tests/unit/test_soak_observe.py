@@ -1,6 +1,6 @@
-"""The cluster's view around a fault, summarized from crafted admin-API samples (stretch/soak/observe.py)."""
+"""The cluster's view around a fault, summarized from crafted admin-API samples (testkit/soak/observe.py)."""
 
-from stretch.soak import observe
+from testkit.soak import observe
 
 RACKS = {101: "dc1", 102: "dc1", 201: "dc2", 202: "dc2"}
 ALL = [101, 102, 201, 202]

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from stretch.soak import faults, run, verify
-from stretch.soak.schedule import Planned
-from stretch.wan.links import Link
+from testkit.soak import faults, run, verify
+from testkit.soak.schedule import Planned
+from testkit.wan.links import Link
 
 
 def node(host, dc, *roles):
@@ -205,7 +205,7 @@ class Clients:
 
 
 class Probe:
-    """A stand-in for the RTT probe of the WAN (stretch.wan.rtt.RttProbe)."""
+    """A stand-in for the RTT probe of the WAN (testkit.wan.rtt.RttProbe)."""
 
     def __init__(self, notes):
         self.notes, self.ident = notes, None
@@ -441,7 +441,7 @@ def test_a_probe_never_started_is_not_stopped_and_one_that_failed_gives_its_erro
 
 
 class WanState:
-    """A stand-in for stretch.wan.control.State: the links configured, the delayer's report, its supervisor."""
+    """A stand-in for testkit.wan.control.State: the links configured, the delayer's report, its supervisor."""
 
     def __init__(self):
         self.link = Link(src="dc1", dst="dc2", delay_ms=15.0)
@@ -488,7 +488,7 @@ def test_the_wan_watch_counts_checks_that_found_it_off_and_every_delayer_it_saw(
 
 
 def test_a_hard_interruption_of_the_command_names_the_heal(monkeypatch, capsys):
-    from stretch.soak import cli as command  # noqa: PLC0415  the command line only here
+    from testkit.soak import cli as command  # noqa: PLC0415  the command line only here
 
     monkeypatch.setattr(command, "main", lambda argv=None: (_ for _ in ()).throw(KeyboardInterrupt))
     assert command.interrupted_main([]) == 130

@@ -2,8 +2,8 @@
 
 import pytest
 
-from stretch.soak import schedule
-from stretch.soak.schedule import KINDS, Topology, describe, parse_duration, plan
+from testkit.soak import schedule
+from testkit.soak.schedule import KINDS, Topology, describe, parse_duration, plan
 
 TOPO = Topology(
     broker_dcs=("dc1", "dc2"),

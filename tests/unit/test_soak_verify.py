@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from stretch.soak import records, timeline, verify
+from testkit.soak import records, timeline, verify
 
 T0 = 1_000_000.0
 
@@ -351,7 +351,7 @@ OUTCOME = {"interrupted": False, "error": None, "wedged": None, "heal": HEALED, 
 
 
 def write_dir(path, producers, consumers, reads, planned=PLANNED, outcome=OUTCOME):
-    """A run's directory as stretch/soak/run.py leaves it: the clients' logs and reads, the meta, the schedule
+    """A run's directory as testkit/soak/run.py leaves it: the clients' logs and reads, the meta, the schedule
     (planned), the fault log (a record of each planned fault) and the run's own outcome."""
     for prefix, logs in (("producer", producers), ("consumer", consumers), ("read", reads)):
         for name, events in logs.items():

@@ -3,7 +3,7 @@
 import socket
 import threading
 
-from stretch.spark_cluster import answers_http, listening, probe
+from testkit.spark_cluster import answers_http, listening, probe
 
 # `ss -Hltnp` as the testbed's host prints it while a PySpark driver runs (its RPC and block manager on the DC
 # network's address, an application UI on every address) beside other services.

@@ -1,7 +1,7 @@
 """The streaming drill's sink, as the job's sink helper writes it, judged against what the producer acknowledged."""
 
 from kafka_group_source.sink import read_sink, write_batch
-from stretch import streamsink
+from testkit import streamsink
 
 COLUMNS = ["topic", "partition", "offset", "run", "seq", "bytes"]
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from stretch.traffic import (
+from testkit.traffic import (
     Accumulated,
     broker_counters,
     cross_dc,

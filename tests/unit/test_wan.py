@@ -1,4 +1,4 @@
-"""The testbed's WAN as data (stretch/wan/links.py): the inventory's list, its refusals, and the packet schedule."""
+"""The testbed's WAN as data (testkit/wan/links.py): the inventory's list, its refusals, and the packet schedule."""
 
 import itertools
 import subprocess
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stretch.wan import control, inventory
-from stretch.wan.delayer import Lateness, late_share
-from stretch.wan.links import MAX_BACKLOG_S, QUEUE_BASE, Link, Schedule, WanError, iptables_rules, links, with_rtt
+from testkit.wan import control, inventory
+from testkit.wan.delayer import Lateness, late_share
+from testkit.wan.links import MAX_BACKLOG_S, QUEUE_BASE, Link, Schedule, WanError, iptables_rules, links, with_rtt
 
 DCS = ["dc1", "dc2", "dc3"]
 SEEDS = [
@@ -109,7 +109,7 @@ def test_every_problem_is_listed_at_once():
 )
 def test_set_refuses_a_round_trip_that_is_not_a_finite_number_before_touching_the_wan(args, message, tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "stretch.wan", "set", "--state-dir", str(tmp_path), *args],
+        [sys.executable, "-m", "testkit.wan", "set", "--state-dir", str(tmp_path), *args],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stdout + proc.stderr

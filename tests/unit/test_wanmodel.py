@@ -1,9 +1,9 @@
-"""The WAN benchmark's model (stretch/bench/wanmodel.py) on hand-worked cases, and the request metrics it reads."""
+"""The WAN benchmark's model (testkit/bench/wanmodel.py) on hand-worked cases, and the request metrics it reads."""
 
 import pytest
 
-from stretch import traffic
-from stretch.bench import wan, wanmodel
+from testkit import traffic
+from testkit.bench import wan, wanmodel
 
 
 def test_the_leader_pays_one_round_trip_to_the_far_replicas_on_top_of_its_own_handling():

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from stretch.alert_rules import promtool
 from stretch_exporter.cluster import ReadError
 from stretch_exporter.samples import address_dc, exposition, group_samples, replica_samples
 from stretch_exporter.service import Exporter, main, serve
 from stretch_exporter.settings import SettingsError, librdkafka_config, load_settings
+from testkit.alert_rules import promtool
 
 NETWORKS = {"dc1": [ipaddress.ip_network("10.1.0.0/24")], "dc2": [ipaddress.ip_network("10.2.0.0/24")]}
 

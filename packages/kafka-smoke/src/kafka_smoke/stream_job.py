@@ -13,7 +13,7 @@ batch after a restart, so the sink holds each batch exactly once. A row is
 [topic, partition, offset, run, seq, bytes] (run and seq from a load-harness
 record; null for anything else). <sink>/batches.jsonl logs each batch as it
 is written: its id, its records, the wall time and the DC that wrote it.
-stretch/streamsink.py judges the sink.
+testkit/streamsink.py judges the sink.
 
     spark-submit --master spark://m1:7077 --jars <spark-sql-kafka jars> .../kafka_smoke/spark_app.py \
         kafka_smoke.stream_job \
