@@ -29,7 +29,7 @@ SANITY_ROOT := /tmp/stretch-kafka-sanity
         verify drills down lint unit molecule \
         bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
         drill-upgrade drill-group drill-stream drill-active-active drill-active-active-short drill-oneway docs wan bench-wan \
-        bench-kernel test-trixie \
+        bench-kernel test-trixie changelog \
         soak soak-schedule soak-fault soak-heal dashboard dashboard-png drill-alerts
 
 demo: setup up converge smoke
@@ -151,6 +151,7 @@ wan:
 # and the controller's virtualenv), in the virtualenvs setup-python made.
 lint:
 	yamllint --strict .
+	antsibull-changelog lint
 	ansible-lint --profile production
 	ruff check .
 	ruff format --check .
@@ -167,6 +168,10 @@ molecule: collection
 	rm -f reports/verify.log
 	molecule test || { status=$$?; echo "--- reports/verify.log (tail)"; \
 	  tail -n 60 reports/verify.log 2>/dev/null || echo "(no verify log: verify did not run)"; exit $$status; }
+
+# CHANGELOG.md from changelogs/: the releases (changelog.yaml) and the next one's fragments.
+changelog:
+	antsibull-changelog generate
 
 # Docs generated from the roles' argument specs (a unit test fails when they differ).
 docs:
