@@ -70,25 +70,26 @@ testbed-spark: setup-python
 
 testbed-wheels: setup-python
 	testbed/fetch-wheels.sh
-	testbed/build-wheels.sh
 
 testbed-image-%: setup-os
 	testbed/build-image.sh $*
 
 # The project's own Python packages (packages/: the kafka-group source, the
-# smoke test and the cluster's exporter) as wheels in testbed/dist/wheels, where
-# the testbed's roles install them from, as an operator's install them from a
-# wheel directory or an index. Rebuilt only when their sources changed; every run against the
-# testbed (through `collection`) has the wheels of this checkout.
+# smoke test and the cluster's exporter) as wheels in
+# roles/python_venv/files/wheels, with bundle.json (each one's version and
+# sha256), where the roles install them from: they ship in the collection.
+# Rebuilt only when their sources changed.
 wheels:
-	testbed/build-wheels.sh
+	release/build-collection.sh --wheels-only
 
-# The stretch.kafka collection (galaxy.yml: what goes into it), built into
-# build/ and installed into the consumer project as an operator installs it.
-# Every run against the testbed uses that installed artifact, and the wheels
-# of the packages its roles install.
-collection: wheels
-	ansible-galaxy collection build --force --output-path build .
+# The stretch.kafka artifact as it ships (release/build-collection.sh: the
+# collection with its packages' wheels and README.collection.md as its
+# README), built into build/ and installed into the consumer project as an
+# operator installs it: every run against the testbed uses that installed
+# artifact.
+collection:
+	release/build-collection.sh build
+	cp $(ARTIFACT) $(CONSUMER)/
 	cd $(CONSUMER) && ANSIBLE_CONFIG=ansible.cfg ansible-galaxy collection install --offline --force -r requirements.yml -p collections
 
 # ansible-test sanity on the artifact, installed on its own, for Python 3.11
@@ -152,6 +153,7 @@ wan:
 lint:
 	yamllint --strict .
 	antsibull-changelog lint
+	ansible-builder introspect collections > /dev/null
 	ansible-lint --profile production
 	ruff check .
 	ruff format --check .
