@@ -1,5 +1,5 @@
 """Filters: what a host must be and hold beneath Kafka: a supported OS (module_utils/platforms.py) and the
-kernel settings sized for the WAN (module_utils/kernel.py)."""
+kernel settings sized for the WAN (module_utils/kernel.py); the host pattern of the groups an inventory has."""
 
 from __future__ import annotations
 
@@ -12,9 +12,20 @@ def kernel_settings(link, overrides=None):
     return {**kernel.settings(link), **{str(k): kernel.normalize(v) for k, v in (overrides or {}).items()}}
 
 
+def host_pattern(groups, *names):
+    """A play's host pattern of those of the groups names that the inventory has ('all:!all' for none).
+
+    A pattern naming a group the inventory lacks makes Ansible warn on every run; an inventory without Spark
+    hosts has no spark_masters or spark_workers.
+    """
+    present = [str(name) for name in names if name in (groups or {})]
+    return ":".join(present) or "all:!all"
+
+
 class FilterModule:
     def filters(self):
         return {
+            "host_pattern": _guard(host_pattern),
             "kernel_settings": _guard(kernel_settings),
             "platform_problem": _guard(platforms.problem),
             "platform_release": _guard(platforms.release),

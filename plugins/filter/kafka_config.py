@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from ansible.errors import AnsibleFilterError
 
@@ -19,6 +20,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils import (
     security,
     topics,
     topology,
+    variables,
 )
 
 
@@ -110,6 +112,13 @@ def smoke_cluster_args(clusters, properties_dir):
     return args
 
 
+def variable_problems(hostvars, hosts, own=()):
+    """Why host variables with the collection's prefixes would be ignored (module_utils/variables.py)."""
+    declared, internal = variables.collection_variables(str(Path(__file__).resolve().parents[2]))
+    names = {host: [name for name in hostvars[host] if name.startswith(variables.PREFIXES)] for host in hosts}
+    return variables.problems(names, declared, internal, own)
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -128,6 +137,7 @@ class FilterModule:
             "tool_properties": _guard(properties.tool_properties),
             "java_properties": _guard(properties_file),
             "limit_problem": _guard(run_scope.limit_problem),
+            "variable_problems": _guard(variable_problems),
             "min_insync_problems": _guard(topology.min_insync_problems),
             "kafka_python_client": _guard(security.kafka_python),
             "librdkafka_client": _guard(security.librdkafka),

@@ -181,8 +181,24 @@ def answering(addresses, client_config, timeout=HANDSHAKE_SECONDS):
     )
 
 
+def _unresolved(address):
+    """Why address's host name does not resolve; '' when it does (or is an IP address)."""
+    try:
+        host, port = _split_address(address)
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, ValueError) as exc:
+        return f"{address}: the host name does not resolve ({exc})"
+    return ""
+
+
 def _silent(addresses, timeout=HANDSHAKE_SECONDS):
-    return f"{', '.join(addresses)}: no TLS reply in {timeout:g} s (the host accepts connections but nothing answers)"
+    unresolved = [problem for problem in map(_unresolved, addresses) if problem]
+    resolved = [a for a in addresses if not _unresolved(a)]
+    if resolved:
+        unresolved.append(
+            f"{', '.join(resolved)}: no connection or no TLS reply in {timeout:g} s (down, unreachable, or silent)"
+        )
+    return "; ".join(unresolved)
 
 
 def live_bootstrap(servers, client_config, what="broker"):

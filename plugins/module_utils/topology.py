@@ -310,10 +310,20 @@ def check_install(install_by_host):
             f"{_hosts(no_source)}: set kafka_node_archive_url (with kafka_node_archive_checksum) "
             "or kafka_node_archive_src"
         )
-    if no_checksum:
+    by_archive = defaultdict(list)
+    for host in no_checksum:
+        by_archive[install_by_host[host].get("archive") or ""].append(host)
+    for archive, hosts in sorted(by_archive.items()):
+        known = ", ".join(sorted(releases.PUBLISHED_SHA512))
+        what = (
+            f"the collection knows no published checksum of {archive} (kafka_node_version and "
+            f"kafka_node_scala_version; it knows {known})"
+            if archive and archive not in releases.PUBLISHED_SHA512
+            else "kafka_node_archive_url is set but kafka_node_archive_checksum is empty"
+        )
         errors.append(
-            f"{_hosts(no_checksum)}: kafka_node_archive_url is set but kafka_node_archive_checksum is empty; "
-            "give the release's checksum (e.g. 'sha512:...') so a tampered download is refused"
+            f"{_hosts(hosts)}: {what}: set kafka_node_archive_checksum to the release's checksum "
+            "('sha512:...', from the .sha512 file published beside it) so a tampered download is refused"
         )
     return errors
 

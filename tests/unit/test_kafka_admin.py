@@ -240,7 +240,7 @@ def test_without_tls_a_connection_that_is_accepted_is_an_answer(frozen_listener)
 
 def test_when_no_broker_answers_the_admin_fails_naming_them_instead_of_waiting(frozen_listener):
     admin = Admin(frozen_listener, {"security_protocol": "SSL"})
-    with pytest.raises(AdminError, match=f"no broker answered: {frozen_listener}: no TLS reply"):
+    with pytest.raises(AdminError, match=f"no broker answered: {frozen_listener}: no connection or no TLS reply"):
         admin.client  # noqa: B018  connecting is what is tested
 
 
@@ -258,3 +258,12 @@ def test_finalized_features_read_kafka_pythons_answer_and_leave_out_what_is_only
     admin = Admin("b1:9092")
     admin._client = Features()
     assert admin.finalized_features() == {"eligible.leader.replicas.version": 1, "metadata.version": 29}
+
+
+def test_a_broker_whose_name_does_not_resolve_is_named_as_such_not_as_silent(frozen_listener):
+    admin = Admin(f"no-such-broker.invalid:9092,{frozen_listener}", {"security_protocol": "SSL"})
+    with pytest.raises(AdminError) as refused:
+        admin.client  # noqa: B018  connecting is what is tested
+    assert "no-such-broker.invalid:9092: the host name does not resolve" in str(refused.value)
+    assert f"{frozen_listener}: no connection or no TLS reply" in str(refused.value)
+    assert "no-such-broker.invalid:9092, " not in str(refused.value)

@@ -181,9 +181,19 @@ def test_transaction_min_isr_not_below_its_replication_factor():
 def test_url_install_needs_a_checksum():
     errors = validate(cluster(), {"dc1-broker0": {"url": "https://example.invalid/k.tgz", "checksum": ""}})
     assert errors == [
-        "dc1-broker0: kafka_node_archive_url is set but kafka_node_archive_checksum is empty; "
-        "give the release's checksum (e.g. 'sha512:...') so a tampered download is refused"
+        "dc1-broker0: kafka_node_archive_url is set but kafka_node_archive_checksum is empty: set "
+        "kafka_node_archive_checksum to the release's checksum ('sha512:...', from the .sha512 file published beside "
+        "it) so a tampered download is refused"
     ]
+
+
+def test_a_version_whose_checksum_the_collection_does_not_know_is_named():
+    install = {"dc1-broker0": {"url": "https://x/k.tgz", "checksum": "", "archive": "kafka_2.13-4.9.9"}}
+    (error,) = validate(cluster(), install)
+    assert error.startswith(
+        "dc1-broker0: the collection knows no published checksum of kafka_2.13-4.9.9 (kafka_node_version and "
+        "kafka_node_scala_version; it knows kafka_2.13-4.3.1): set kafka_node_archive_checksum"
+    )
 
 
 def test_install_problem_is_reported_once_for_all_its_hosts():
