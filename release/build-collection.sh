@@ -46,7 +46,7 @@ trap 'rm -rf "$stage"' EXIT
 git ls-files -z --cached --others --exclude-standard -- galaxy.yml meta roles playbooks plugins docs packages examples \
     inventories/production changelogs CHANGELOG.md LICENSE tests/sanity |
   tar -c --null -T - -f - | tar -x -C "$stage"
-cp -r "$wheels/." "$stage/$wheels/"
+mkdir -p "$stage/$wheels" && cp "$wheels"/*.whl "$wheels/bundle.json" "$stage/$wheels/"
 cp README.collection.md "$stage/README.md"
 mkdir -p "$out"
 ansible-galaxy collection build --force --output-path "$out" "$stage"

@@ -182,7 +182,7 @@ def run(inventory, name, *args, check=False, timeout=1800, log_dir=None, env=Non
     """
     sources = [inventory] if isinstance(inventory, (str, Path)) else list(inventory)
     if name.endswith(".yml"):
-        path, project = name, REPO
+        path, project = name, Path(project or REPO)
     else:
         if project is None:
             check_installed()
