@@ -5,7 +5,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: kernel_settings
-short_description: "Internal: apply kernel settings (sysctl) now and keep them for boot"
+short_description: "Internal: Apply kernel settings (sysctl) now and keep them for boot"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Used by the roles; not a stable interface for playbooks of your own.

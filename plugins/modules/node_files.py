@@ -5,7 +5,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: node_files
-short_description: "Internal: lay down directories and files on a node in one round trip"
+short_description: "Internal: Lay down directories and files on a node in one round trip"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Used by the roles; not a stable interface for playbooks of your own.

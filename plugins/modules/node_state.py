@@ -5,7 +5,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: node_state
-short_description: "Internal: read what a Kafka node already has, in one round trip"
+short_description: "Internal: Read what a Kafka node already has, in one round trip"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Used by the roles; not a stable interface for playbooks of your own.

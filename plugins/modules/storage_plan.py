@@ -5,7 +5,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: storage_plan
-short_description: "Internal: keep the cluster id, and plan the formatting of unformatted nodes"
+short_description: "Internal: Keep the cluster id, and plan the formatting of unformatted nodes"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Used by the roles; not a stable interface for playbooks of your own.

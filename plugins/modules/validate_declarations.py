@@ -5,7 +5,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: validate_declarations
-short_description: "Internal: refuse declared topics, quotas, a throttle, users or ACLs the cluster could not hold"
+short_description: "Internal: Refuse declared topics, quotas, a throttle, users or ACLs the cluster could not hold"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Used by the roles; not a stable interface for playbooks of your own.

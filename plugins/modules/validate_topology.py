@@ -5,7 +5,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: validate_topology
-short_description: "Internal: refuse an inventory that cannot form a 2.5-DC stretch cluster"
+short_description: "Internal: Refuse an inventory that cannot form a 2.5-DC stretch cluster"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Used by the roles; not a stable interface for playbooks of your own.
