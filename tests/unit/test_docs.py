@@ -1,5 +1,6 @@
 """The roles' documented interface: defaults, argument specs and docs/variables.md agree."""
 
+import inspect
 import re
 from pathlib import Path
 
@@ -7,7 +8,7 @@ import pytest
 import yaml
 
 from ansible_collections.stretch.kafka.plugins.module_utils import platforms
-from testkit import docs_variables
+from testkit import docs_plugins, docs_variables
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -197,3 +198,52 @@ def test_roles_call_each_other_only_through_entry_points_with_argument_specs():
         calls += [(str(path.relative_to(REPO)), role, entry) for role, entry in found if role != caller]
     assert calls, "no call between roles found: the walk is broken"
     assert [(f, r, e) for f, r, e in calls if e not in docs_variables.specs(r)] == []
+
+
+def test_docs_plugins_md_is_generated_from_the_collections_own_documentation():
+    assert (REPO / "docs" / "plugins.md").read_text() == docs_plugins.render(), "run `make docs`"
+
+
+@pytest.mark.parametrize("kind", ["module", "filter"])
+def test_ansible_doc_documents_every_module_and_filter(kind):
+    """`ansible-doc -l` lists exactly the collection's plugins of the kind, none of them UNDOCUMENTED."""
+    names = docs_plugins.module_names() if kind == "module" else list(docs_plugins.filter_functions())
+    listed = docs_plugins.listed(kind)
+    assert sorted(listed) == sorted(names), f"ansible-doc -t {kind} -l lists other plugins than the collection has"
+    assert sorted(name for name, text in listed.items() if text == "UNDOCUMENTED") == []
+
+
+def sidecar(name):
+    path = REPO / "plugins" / "filter" / f"{name}.yml"
+    return yaml.safe_load(path.read_text()) if path.exists() else None
+
+
+def test_every_filter_has_documentation_of_its_own_name_and_arguments():
+    """A filter's plugins/filter/<name>.yml documents its name, and one positional argument per parameter of the
+    function it calls, required exactly when the parameter has no default."""
+    functions = docs_plugins.filter_functions()
+    assert len(functions) > 40, "no filter found: the walk is broken"
+    sidecars = {path.stem for path in (REPO / "plugins" / "filter").glob("*.yml")}
+    assert sorted(set(functions) - sidecars) == [], "filters without their plugins/filter/<name>.yml"
+    assert sorted(sidecars - set(functions)) == [], "plugins/filter/*.yml of filters that do not exist"
+    wrong = []
+    for name, func in functions.items():
+        doc = sidecar(name)["DOCUMENTATION"]
+        positional = [p.strip() for p in str(doc.get("positional") or "").split(",") if p.strip()]
+        params = list(inspect.signature(func).parameters.values())
+        required = [p.default is inspect.Parameter.empty for p in params]
+        documented = [bool((doc.get("options") or {}).get(p, {}).get("required")) for p in positional]
+        if doc["name"] != name or sorted(doc.get("options") or {}) != sorted(positional) or documented != required:
+            wrong.append(f"{name}: documents {positional} (required {documented}), takes {[p.name for p in params]}")
+    assert wrong == []
+
+
+def test_a_plugin_is_internal_in_its_short_description_exactly_when_its_description_says_so():
+    modules, filters = docs_plugins.collection_docs()
+    wrong = [
+        name
+        for name, entry in [*modules.items(), *filters.items()]
+        if docs_plugins.is_internal(entry["doc"])
+        != entry["doc"]["short_description"].startswith(docs_plugins.INTERNAL_PREFIX)
+    ]
+    assert wrong == []
