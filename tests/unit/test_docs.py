@@ -1,11 +1,13 @@
 """The roles' documented interface: defaults, argument specs and docs/variables.md agree."""
 
 import inspect
+import os
 import re
 from pathlib import Path
 
 import pytest
 import yaml
+from distlib.manifest import Manifest
 
 from ansible_collections.stretch.kafka.plugins.module_utils import platforms
 from testkit import docs_plugins, docs_variables
@@ -247,3 +249,82 @@ def test_a_plugin_is_internal_in_its_short_description_exactly_when_its_descript
         != entry["doc"]["short_description"].startswith(docs_plugins.INTERNAL_PREFIX)
     ]
     assert wrong == []
+
+
+def shipped_files():
+    """The files the artifact ships, relative to the checkout: galaxy.yml's manifest, as ansible-galaxy applies it,
+    and README.md (the build ships README.collection.md under that name)."""
+    manifest = Manifest(str(REPO))
+    for directive in yaml.safe_load((REPO / "galaxy.yml").read_text())["manifest"]["directives"]:
+        manifest.process_directive(directive)
+    return {str(Path(path).relative_to(REPO)) for path in manifest.files} | {"README.md"}
+
+
+def shipped_markdown():
+    """(path in the checkout, path in the artifact) of every Markdown file the artifact ships."""
+    pages = [(name, name) for name in sorted(shipped_files()) if name.endswith(".md") and name != "README.md"]
+    readme = REPO / "README.collection.md"  # the artifact's README.md
+    return pages + ([("README.collection.md", "README.md")] if readme.exists() else [])
+
+
+CODE = re.compile(r"^(```|~~~).*?^\1[^\n]*$|`[^`\n]*`", re.MULTILINE | re.DOTALL)
+LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)|^\s*\[[^\]]+\]:\s*<?(\S+?)>?\s*$", re.MULTILINE)
+
+
+def relative_links(text):
+    """The relative link targets of a Markdown text, outside code, without their #fragment."""
+    for match in LINK.finditer(CODE.sub("", text)):
+        target = match.group(1) or match.group(2)
+        if not re.match(r"[a-z][a-z0-9+.-]*:", target, re.IGNORECASE) and not target.startswith("#"):
+            yield target.split("#", 1)[0]
+
+
+def dead_links(pages, shipped):
+    """(page, target) of every relative link that resolves to nothing the artifact ships (a directory counts when
+    it ships a file)."""
+    dead = []
+    for source, installed in pages:
+        for target in relative_links((REPO / source).read_text()):
+            resolved = os.path.normpath(str(Path(installed).parent / target))
+            if resolved not in shipped and not any(name.startswith(resolved + "/") for name in shipped):
+                dead.append((installed, target))
+    return dead
+
+
+def test_every_relative_link_of_a_shipped_page_resolves_inside_the_artifact():
+    pages, shipped = shipped_markdown(), shipped_files()
+    assert {"docs/plugins.md", "docs/variables.md", "CHANGELOG.md"} <= {page for _source, page in pages}
+    assert "tests/unit/test_docs.py" not in shipped, "the manifest is misread"
+    assert "examples/consumer/requirements.yml" in shipped, "the manifest is misread"
+    assert dead_links(pages, shipped) == []
+
+
+def test_the_link_check_finds_links_into_what_does_not_ship(tmp_path):
+    text = "[a](../tests/unit) [b](variables.md#kafka) `[c](../testkit)`\n\n```\n[d](../testbed)\n```\n[e]: ../x.md\n"
+    assert list(relative_links(text)) == ["../tests/unit", "variables.md", "../x.md"]
+    page = tmp_path / "page.md"
+    page.write_text(text)
+    pages = [(str(page), "docs/page.md")]
+    assert dead_links(pages, {"docs/variables.md"}) == [("docs/page.md", "../tests/unit"), ("docs/page.md", "../x.md")]
+
+
+def test_every_plugin_role_and_playbook_a_shipped_page_names_exists():
+    """docs/collection.md once listed filters that never existed; a stretch.kafka.<name> in a page that ships
+    names a module, filter, role or playbook of the collection (or its admin action group)."""
+    known = {*docs_plugins.module_names(), *docs_plugins.filter_functions(), "admin"}
+    known |= {path.name for path in (REPO / "roles").iterdir()} | {p.stem for p in (REPO / "playbooks").glob("*.yml")}
+    named = {
+        (page, name)
+        for source, page in shipped_markdown()
+        for name in re.findall(r"(?<![\w.])stretch\.kafka\.([a-z_]+)", (REPO / source).read_text())
+    }
+    assert named, "no stretch.kafka.<name> found: the walk is broken"
+    assert sorted((page, name) for page, name in named if name not in known) == []
+
+
+def test_docs_collection_md_says_what_each_module_utils_holds():
+    """The one hand-kept table left: where the logic lives, one row naming each of plugins/module_utils."""
+    table = (REPO / "docs" / "collection.md").read_text().split("| module_utils | what it holds |", 1)[1]
+    rows = re.findall(r"^\| ([^|]+) \|", table.split("\n\n", 1)[0], re.MULTILINE)
+    named = {name.strip("` ") for row in rows for name in row.split(",")} - {"---"}
+    assert named == {path.stem for path in (REPO / "plugins" / "module_utils").glob("*.py")}
