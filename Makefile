@@ -175,9 +175,11 @@ molecule: collection
 changelog:
 	antsibull-changelog generate
 
-# Docs generated from the roles' argument specs (a unit test fails when they differ).
+# Docs generated from the roles' argument specs and the plugins' own documentation
+# (ansible-doc); a unit test fails when they differ.
 docs:
 	python -m testkit.docs_variables > docs/variables.md
+	python -m testkit.docs_plugins > docs/plugins.md
 
 # The Grafana dashboard, generated with Grafana's SDK from testkit/dashboard.py
 # (a unit test fails when the checked-in JSON differs).

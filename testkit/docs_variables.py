@@ -35,10 +35,20 @@ def options(role):
     return seen
 
 
+# Ansible's documentation markup: C(code), I(italics), O(option), V(value), RV(return value), M(module), B(bold),
+# E(environment); an option of another plugin or role (O(ns.coll.role#role:main:name)) by its name.
+MARKUP = re.compile(r"\b(RV|[BCEIMOV])\(([^)]*)\)")
+
+
+def _code(match):
+    kind, body = match.groups()
+    return f"`{body.split('#', 1)[1].rsplit(':', 1)[-1] if kind in ('O', 'RV') and '#' in body else body}`"
+
+
 def _text(value):
     if isinstance(value, list):
         value = " ".join(value)
-    value = re.sub(r"[CI]\(([^)]*)\)", r"`\1`", str(value).strip())
+    value = MARKUP.sub(_code, str(value).strip())
     return value.replace("|", "\\|").replace("\n", " ")
 
 

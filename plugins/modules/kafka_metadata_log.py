@@ -5,9 +5,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: kafka_metadata_log
-short_description: Read from a controller's metadata log when a lost DC's brokers were fenced
+short_description: "Internal: Read from a controller's metadata log when a lost DC's brokers were fenced"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
+  - Used by the roles; not a stable interface for playbooks of your own.
   - Runs Kafka's own C(DumpLogSegments) (C(--cluster-metadata-decoder)) on the segments of the KRaft metadata
     log written since I(since), on the controller it runs on, and returns when the controllers fenced (or
     unregistered) each of I(brokers), and, with I(min_isr_relaxed), when the cluster-wide

@@ -5,9 +5,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: kernel_settings
-short_description: Apply kernel settings (sysctl) now and keep them for boot
+short_description: "Internal: Apply kernel settings (sysctl) now and keep them for boot"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
+  - Used by the roles; not a stable interface for playbooks of your own.
   - Writes each setting whose value in C(/proc/sys) differs, and writes the settings it owns into a
     C(sysctl.d) file so they apply again at boot. A second run with the same settings changes nothing.
   - In a container some settings belong to the host, as C(/proc/sys) is read-only there or the setting is

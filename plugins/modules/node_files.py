@@ -5,9 +5,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: node_files
-short_description: Lay down directories and files on a node in one round trip
+short_description: "Internal: Lay down directories and files on a node in one round trip"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
+  - Used by the roles; not a stable interface for playbooks of your own.
   - The module half of the node_files action, which renders the templates on the controller
     (a file given as C(src), a template, with the task's variables and its own C(vars)), reads a
     text file on the controller given as C(file) as it is, or takes a file's C(content) as given.

@@ -5,9 +5,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: node_state
-short_description: Read what a Kafka node already has, in one round trip
+short_description: "Internal: Read what a Kafka node already has, in one round trip"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
+  - Used by the roles; not a stable interface for playbooks of your own.
   - Reports the OS packages that are missing, whether the service user exists as declared,
     whether a release is unpacked, the checksum of a file, the node's meta.properties, and
     whether the running process was started with other configuration than is on disk.

@@ -5,9 +5,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: storage_plan
-short_description: Keep the cluster id, and plan the formatting of unformatted nodes
+short_description: "Internal: Keep the cluster id, and plan the formatting of unformatted nodes"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
+  - Used by the roles; not a stable interface for playbooks of your own.
   - Reads every node's meta.properties (as gathered by the play) and returns the
     cluster id to use and the kafka-storage format arguments per unformatted node.
   - A new cluster id and the initial voter set are made only when no controller is formatted.

@@ -5,9 +5,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: validate_declarations
-short_description: Refuse declared topics, quotas, a throttle, users or ACLs the cluster could not hold
+short_description: "Internal: Refuse declared topics, quotas, a throttle, users or ACLs the cluster could not hold"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
+  - Used by the roles; not a stable interface for playbooks of your own.
   - Checks each declared topic (name, fields, replication factor against the broker DCs),
     each declared client quota (entity types, keys, values), the replication throttle,
     each declared SCRAM user (name, password length, mechanism), each declared ACL, and the

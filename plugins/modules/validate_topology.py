@@ -5,9 +5,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: validate_topology
-short_description: Refuse an inventory that cannot form a 2.5-DC stretch cluster
+short_description: "Internal: Refuse an inventory that cannot form a 2.5-DC stretch cluster"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
+  - Used by the roles; not a stable interface for playbooks of your own.
   - Checks controller DC spread and majority, broker DCs, DC names that differ only in
     case or fall outside letters, digits, C(.), C(_) and C(-), hosts in two DC groups, node
     ids, listeners and advertised addresses (what Kafka refuses at start, collisions, and

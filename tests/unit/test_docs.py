@@ -1,13 +1,16 @@
 """The roles' documented interface: defaults, argument specs and docs/variables.md agree."""
 
+import inspect
+import os
 import re
 from pathlib import Path
 
 import pytest
 import yaml
+from distlib.manifest import Manifest
 
 from ansible_collections.stretch.kafka.plugins.module_utils import platforms
-from testkit import docs_variables
+from testkit import docs_plugins, docs_variables
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -197,3 +200,131 @@ def test_roles_call_each_other_only_through_entry_points_with_argument_specs():
         calls += [(str(path.relative_to(REPO)), role, entry) for role, entry in found if role != caller]
     assert calls, "no call between roles found: the walk is broken"
     assert [(f, r, e) for f, r, e in calls if e not in docs_variables.specs(r)] == []
+
+
+def test_docs_plugins_md_is_generated_from_the_collections_own_documentation():
+    assert (REPO / "docs" / "plugins.md").read_text() == docs_plugins.render(), "run `make docs`"
+
+
+@pytest.mark.parametrize("kind", ["module", "filter"])
+def test_ansible_doc_documents_every_module_and_filter(kind):
+    """`ansible-doc -l` lists exactly the collection's plugins of the kind, none of them UNDOCUMENTED."""
+    names = docs_plugins.module_names() if kind == "module" else list(docs_plugins.filter_functions())
+    listed = docs_plugins.listed(kind)
+    assert sorted(listed) == sorted(names), f"ansible-doc -t {kind} -l lists other plugins than the collection has"
+    assert sorted(name for name, text in listed.items() if text == "UNDOCUMENTED") == []
+
+
+def sidecar(name):
+    path = REPO / "plugins" / "filter" / f"{name}.yml"
+    return yaml.safe_load(path.read_text()) if path.exists() else None
+
+
+def test_every_filter_has_documentation_of_its_own_name_and_arguments():
+    """A filter's plugins/filter/<name>.yml documents its name, and one positional argument per parameter of the
+    function it calls, required exactly when the parameter has no default."""
+    functions = docs_plugins.filter_functions()
+    assert len(functions) > 40, "no filter found: the walk is broken"
+    sidecars = {path.stem for path in (REPO / "plugins" / "filter").glob("*.yml")}
+    assert sorted(set(functions) - sidecars) == [], "filters without their plugins/filter/<name>.yml"
+    assert sorted(sidecars - set(functions)) == [], "plugins/filter/*.yml of filters that do not exist"
+    wrong = []
+    for name, func in functions.items():
+        doc = sidecar(name)["DOCUMENTATION"]
+        positional = [p.strip() for p in str(doc.get("positional") or "").split(",") if p.strip()]
+        params = list(inspect.signature(func).parameters.values())
+        required = [p.default is inspect.Parameter.empty for p in params]
+        documented = [bool((doc.get("options") or {}).get(p, {}).get("required")) for p in positional]
+        if doc["name"] != name or sorted(doc.get("options") or {}) != sorted(positional) or documented != required:
+            wrong.append(f"{name}: documents {positional} (required {documented}), takes {[p.name for p in params]}")
+    assert wrong == []
+
+
+def test_a_plugin_is_internal_in_its_short_description_exactly_when_its_description_says_so():
+    modules, filters = docs_plugins.collection_docs()
+    wrong = [
+        name
+        for name, entry in [*modules.items(), *filters.items()]
+        if docs_plugins.is_internal(entry["doc"])
+        != entry["doc"]["short_description"].startswith(docs_plugins.INTERNAL_PREFIX)
+    ]
+    assert wrong == []
+
+
+def shipped_files():
+    """The files the artifact ships, relative to the checkout: galaxy.yml's manifest, as ansible-galaxy applies it,
+    and README.md (the build ships README.collection.md under that name)."""
+    manifest = Manifest(str(REPO))
+    for directive in yaml.safe_load((REPO / "galaxy.yml").read_text())["manifest"]["directives"]:
+        manifest.process_directive(directive)
+    return {str(Path(path).relative_to(REPO)) for path in manifest.files} | {"README.md"}
+
+
+def shipped_markdown():
+    """(path in the checkout, path in the artifact) of every Markdown file the artifact ships."""
+    pages = [(name, name) for name in sorted(shipped_files()) if name.endswith(".md") and name != "README.md"]
+    readme = REPO / "README.collection.md"  # the artifact's README.md
+    return pages + ([("README.collection.md", "README.md")] if readme.exists() else [])
+
+
+CODE = re.compile(r"^(```|~~~).*?^\1[^\n]*$|`[^`\n]*`", re.MULTILINE | re.DOTALL)
+LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)|^\s*\[[^\]]+\]:\s*<?(\S+?)>?\s*$", re.MULTILINE)
+
+
+def relative_links(text):
+    """The relative link targets of a Markdown text, outside code, without their #fragment."""
+    for match in LINK.finditer(CODE.sub("", text)):
+        target = match.group(1) or match.group(2)
+        if not re.match(r"[a-z][a-z0-9+.-]*:", target, re.IGNORECASE) and not target.startswith("#"):
+            yield target.split("#", 1)[0]
+
+
+def dead_links(pages, shipped):
+    """(page, target) of every relative link that resolves to nothing the artifact ships (a directory counts when
+    it ships a file)."""
+    dead = []
+    for source, installed in pages:
+        for target in relative_links((REPO / source).read_text()):
+            resolved = os.path.normpath(str(Path(installed).parent / target))
+            if resolved not in shipped and not any(name.startswith(resolved + "/") for name in shipped):
+                dead.append((installed, target))
+    return dead
+
+
+def test_every_relative_link_of_a_shipped_page_resolves_inside_the_artifact():
+    pages, shipped = shipped_markdown(), shipped_files()
+    assert {"docs/plugins.md", "docs/variables.md", "CHANGELOG.md"} <= {page for _source, page in pages}
+    assert "tests/unit/test_docs.py" not in shipped, "the manifest is misread"
+    assert "examples/consumer/requirements.yml" in shipped, "the manifest is misread"
+    assert dead_links(pages, shipped) == []
+
+
+def test_the_link_check_finds_links_into_what_does_not_ship(tmp_path):
+    text = "[a](../tests/unit) [b](variables.md#kafka) `[c](../testkit)`\n\n```\n[d](../testbed)\n```\n[e]: ../x.md\n"
+    assert list(relative_links(text)) == ["../tests/unit", "variables.md", "../x.md"]
+    page = tmp_path / "page.md"
+    page.write_text(text)
+    pages = [(str(page), "docs/page.md")]
+    assert dead_links(pages, {"docs/variables.md"}) == [("docs/page.md", "../tests/unit"), ("docs/page.md", "../x.md")]
+
+
+def test_every_plugin_role_and_playbook_a_shipped_page_names_exists():
+    """docs/collection.md once listed filters that never existed; a stretch.kafka.<name> in a page that ships
+    names a module, filter, role or playbook of the collection (or its admin action group)."""
+    known = {*docs_plugins.module_names(), *docs_plugins.filter_functions(), "admin"}
+    known |= {path.name for path in (REPO / "roles").iterdir()} | {p.stem for p in (REPO / "playbooks").glob("*.yml")}
+    named = {
+        (page, name)
+        for source, page in shipped_markdown()
+        for name in re.findall(r"(?<![\w.])stretch\.kafka\.([a-z_]+)", (REPO / source).read_text())
+    }
+    assert named, "no stretch.kafka.<name> found: the walk is broken"
+    assert sorted((page, name) for page, name in named if name not in known) == []
+
+
+def test_docs_collection_md_says_what_each_module_utils_holds():
+    """The one hand-kept table left: where the logic lives, one row naming each of plugins/module_utils."""
+    table = (REPO / "docs" / "collection.md").read_text().split("| module_utils | what it holds |", 1)[1]
+    rows = re.findall(r"^\| ([^|]+) \|", table.split("\n\n", 1)[0], re.MULTILINE)
+    named = {name.strip("` ") for row in rows for name in row.split(",")} - {"---"}
+    assert named == {path.stem for path in (REPO / "plugins" / "module_utils").glob("*.py")}
