@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Downloads the wheels of the Python packages the streaming jobs, the smoke
-# test and the cluster's exporter need (spark_stream_python_packages,
-# kafka_smoke_python_packages, kafka_monitoring_python_packages in the roles'
-# defaults), but the project's own (testbed/build-wheels.sh builds those),
-# from PyPI into dist/wheels/, for the testbed's Spark hosts, the smoke test's
-# runner and the Prometheus host: the nodes reach PyPI only through this
-# machine's proxy, whose CA they do not trust, so the roles install from these
-# (spark_stream_wheel_dir, kafka_smoke_wheel_dir, kafka_monitoring_wheel_dir in
-# examples/consumer/inventory).
+# Fills the testbed's wheelhouse, dist/wheels/, with the third-party Python
+# packages the streaming jobs, the smoke test and the cluster's exporter need
+# (spark_stream_python_packages, kafka_smoke_python_packages,
+# kafka_monitoring_python_packages in the roles' defaults), from PyPI, as an
+# operator whose hosts reach no index fills one: the nodes reach PyPI only
+# through this machine's proxy, whose CA they do not trust, so the roles
+# install from these (testbed_wheelhouse in examples/consumer/inventory). The
+# project's own packages are not here: they ship in the collection
+# (release/build-collection.sh).
 # The nodes run Debian 12's Python 3.11 or Debian 13's 3.13, on x86_64; this
 # machine runs 3.11.
 set -euo pipefail
@@ -21,15 +21,14 @@ mapfile -t packages < <(sed -n '/^\(spark_stream\|kafka_smoke\|kafka_monitoring\
 [ "${#packages[@]}" -gt 0 ] || { echo "fetch-wheels: cannot read the roles' *_python_packages" >&2; exit 1; }
 pythons=(3.11 3.13)
 stamp="dist/wheels/.$(printf '%s\n' "${packages[@]}" "${pythons[@]}" | sha256sum | cut -c1-16)"
+# No wheel of the project's own packages (an earlier checkout built them here): they ship in the collection.
+for own in $(sed -n 's/^name = "\(.*\)"$/\1/p' ../packages/*/pyproject.toml | tr - _); do rm -f "dist/wheels/$own"-*.whl; done
 [ -f "$stamp" ] && exit 0
 
-# What this script downloaded before goes (with its stamp); the project's own wheels stay.
+# What this script downloaded before goes, with its stamp, and any wheel of the project's own packages an
+# earlier checkout built here: the wheelhouse holds third-party packages only.
 mkdir -p dist/wheels
-wheel_names=$(sed -n 's/^name = "\(.*\)"$/\1/p' ../packages/*/pyproject.toml | tr - _)
-for old in dist/wheels/*.whl dist/wheels/.[0-9a-f]*; do
-  [ -e "$old" ] || continue
-  grep -qx -F "$(basename "$old" | cut -d- -f1)" <<<"$wheel_names" || rm -f "$old"
-done
+rm -f dist/wheels/*.whl dist/wheels/.[0-9a-f]*
 for python in "${pythons[@]}"; do
   ../.venv/bin/python -m pip download -q --only-binary=:all: --python-version "$python" \
     --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \

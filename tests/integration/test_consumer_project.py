@@ -1,14 +1,14 @@
-"""An operator's project runs the collection from its artifact alone, by the playbooks' collection names.
+"""The artifact alone: an operator's project with nothing from this repository converges, restarts and
+smoke-tests the testbed, by the playbooks' collection names.
 
-examples/consumer (ansible.cfg, requirements.yml naming the built artifact,
-the testbed's inventory) is copied out of this repository, the artifact is
-installed into the copy's own collections path, and from there
-`ansible-playbook stretch.kafka.site` converges the deployed testbed (and
-changes nothing: it is deployed already) and `stretch.kafka.smoke_test`
-passes. Nothing of this checkout is on the copy's paths: a role, playbook
-or file that the artifact lacks, or that is reached by a path into the
-repository, fails here. The testbed's own state (its SSH key, secrets and
-CA, in testbed/dist) is the site's, given as testbed_dist.
+A fresh directory gets only what an operator has: an ansible.cfg, the artifact's tarball installed into its own
+collections path, a copy of the testbed's inventory (with the streaming jobs it names beside it), and a wheelhouse
+of third-party packages (a copy of testbed/dist/wheels, which must hold none of the project's own packages: those
+come from the collection). From there `stretch.kafka.site` converges the deployed testbed and changes nothing, and
+`stretch.kafka.rolling_restart` restarts every node behind its gates and ends with the smoke test, whose packages
+the roles install from the artifact and the project's wheelhouse. A role, playbook or package that the artifact
+lacks, or that is reached by a path into the repository, fails here. The testbed's own state (its SSH key,
+secrets, CA and release mirror, in testbed/dist) is the site's, given as testbed_dist.
 """
 
 import shutil
@@ -20,42 +20,67 @@ import pytest
 import yaml
 
 from testkit import REPO
+from testkit.cluster import start_times
 from testkit.playbook import CONSUMER, run
 
 GALAXY = Path(sys.executable).parent / "ansible-galaxy"
+OWN = ("kafka_group_source", "kafka_smoke", "stretch_exporter")
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    """A copy of the consumer project outside the repository, with the artifact installed into it."""
-    copy = tmp_path_factory.mktemp("operator") / "site"
-    copy.mkdir()
-    shutil.copy(CONSUMER / "ansible.cfg", copy / "ansible.cfg")
-    shutil.copytree(CONSUMER / "inventory", copy / "inventory")
+    """A fresh operator's project: ansible.cfg, the installed artifact, the inventory and a wheelhouse."""
+    site = tmp_path_factory.mktemp("operator") / "site"
+    site.mkdir()
+    shutil.copy(CONSUMER / "ansible.cfg", site / "ansible.cfg")
+    shutil.copytree(CONSUMER / "inventory", site / "inventory")
     # The operator's own streaming jobs, which its inventory names beside itself (spark_stream_jobs).
-    shutil.copytree(CONSUMER / "jobs", copy / "jobs")
+    shutil.copytree(CONSUMER / "jobs", site / "jobs")
+    wheelhouse = REPO / "testbed/dist/wheels"
+    shutil.copytree(wheelhouse, site / "wheelhouse", ignore=shutil.ignore_patterns(".*"))
+    own = [w.name for w in (site / "wheelhouse").glob("*.whl") if w.name.split("-")[0] in OWN]
+    assert own == [], f"the wheelhouse holds the project's own packages {own}: they must come from the artifact"
     requirements = yaml.safe_load((CONSUMER / "requirements.yml").read_text())
     (artifact,) = requirements["collections"]
-    artifact["name"] = str((CONSUMER / artifact["name"]).resolve())
-    assert Path(artifact["name"]).is_file(), f"{artifact['name']} is missing: make collection builds it"
-    (copy / "requirements.yml").write_text(yaml.safe_dump(requirements))
+    tarball = (CONSUMER / artifact["name"]).resolve()
+    assert tarball.is_file(), f"{tarball} is missing: make collection builds it"
+    shutil.copy(tarball, site / Path(artifact["name"]).name)
+    (site / "requirements.yml").write_text(yaml.safe_dump(requirements))
     installed = subprocess.run(
         [str(GALAXY), "collection", "install", "--offline", "-r", "requirements.yml", "-p", "collections"],
-        cwd=copy, capture_output=True, text=True, timeout=300, check=False,
-        env={"PATH": str(GALAXY.parent), "HOME": str(Path.home()), "ANSIBLE_CONFIG": str(copy / "ansible.cfg")},
+        cwd=site, capture_output=True, text=True, timeout=300, check=False,
+        env={"PATH": str(GALAXY.parent), "HOME": str(Path.home()), "ANSIBLE_CONFIG": str(site / "ansible.cfg")},
     )  # fmt: skip
     assert installed.returncode == 0, installed.stdout + installed.stderr
-    assert (copy / "collections/ansible_collections/stretch/kafka/playbooks/site.yml").is_file()
-    return copy
+    assert (site / "collections/ansible_collections/stretch/kafka/playbooks/site.yml").is_file()
+    return site
+
+
+def play(project, name, **extra):
+    return run(
+        project / "inventory",
+        name,
+        project=project,
+        testbed_dist=str(REPO / "testbed/dist"),
+        testbed_wheelhouse=str(project / "wheelhouse"),
+        **extra,
+    )
 
 
 def test_the_installed_artifact_converges_the_testbed_and_changes_nothing(project):
-    proc = run(project / "inventory", "site", project=project, testbed_dist=str(REPO / "testbed/dist"))
+    proc = play(project, "site")
     assert proc.ok, proc.text[-3000:] + proc.stderr[-3000:]
     assert proc.changed == 0, {host: s["changed"] for host, s in proc.recap.items() if s["changed"]}
 
 
-def test_the_installed_artifact_smoke_tests_the_testbed(project):
-    proc = run(project / "inventory", "smoke_test", project=project, testbed_dist=str(REPO / "testbed/dist"))
+def test_the_installed_artifact_restarts_every_node_and_its_smoke_test_passes(project, cluster, hosts):
+    before = start_times(cluster, hosts)
+    proc = play(project, "rolling_restart")
     assert proc.ok, proc.text[-3000:] + proc.stderr[-3000:]
-    assert "PASSED" in proc.text
+    after = start_times(cluster, hosts)
+    assert sorted(h for h in before if before[h] == after[h]) == [], "a node was not restarted"
+    assert "PASSED" in proc.text, proc.text[-3000:]
+    # The smoke test's own packages came from the artifact, hash-checked with no index (python_venv).
+    installs = [r for _, r in proc.results("Ensure the collection's own packages are in the virtualenv")]
+    assert installs, "the smoke test's own packages were not installed by python_venv"
+    assert all("--no-index" in str(r.get("cmd", "")) or not r.get("changed") for r in installs), installs
