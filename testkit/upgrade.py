@@ -36,8 +36,8 @@ from testkit.playbook import run
 REPORT = REPO / "reports" / "upgrade.json"
 GALAXY = Path(sys.executable).parent / "ansible-galaxy"
 LOCAL = REPO / "examples/consumer/inventory"
-# A node's tasks whose change is a reason to restart it: its files (configuration, unit, release link).
-RESTART_REASONS = ("files", "release", "unit", "configuration", "server.properties", "Restart", "restart")
+# A node's tasks whose change is a reason to restart it: its configuration, unit, keystore, release.
+RESTART_REASONS = ("configuration", "unit", "keystore", "release", "files")
 
 
 class UpgradeFailed(RuntimeError):
