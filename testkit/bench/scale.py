@@ -603,7 +603,6 @@ def finish(report, path=REPORT, picture=PICTURE):
         label: extrapolate([(s["partitions"], v) for s in sizes if isinstance(v := _figure(s, p), (int, float))])
         for label, p in COSTS
     }
-    report["offline_placement_only"] = report.get("offline_placement_only")
     report["limits"] = limits(report)
     report["checks"] = verdict(report)
     report["ok"] = bool(report["checks"]) and all(c["met"] for c in report["checks"]) and not report.get("problems")
@@ -802,17 +801,22 @@ class ScaleBench:
                 "watched": watched}  # fmt: skip
 
     def heap(self):
-        """Each broker's live heap after a full GC: jcmd GC.class_histogram, from this machine, on its JVM."""
+        """Each broker's live heap after a full GC: jcmd GC.class_histogram, from this machine (its JDK; the
+        nodes run a JRE), on the broker's JVM. A heap that cannot be read is a problem, its figure None."""
         out = {}
         for node in self.cluster.brokers:
-            found = subprocess.run(["podman", "top", node.host, "hpid", "args"], capture_output=True, text=True,
-                                   check=True).stdout  # fmt: skip
-            pid = next((line.split()[0] for line in found.splitlines() if "kafka.Kafka" in line), None)
-            if pid is None:
-                raise BenchFailed(f"no Kafka JVM found in {node.host}")
-            histogram = subprocess.run(["jcmd", pid, "GC.class_histogram"], capture_output=True, text=True,
-                                       timeout=300, check=True).stdout  # fmt: skip
-            out[node.host] = histogram_bytes(histogram)
+            try:
+                found = subprocess.run(["podman", "top", node.host, "hpid", "args"], capture_output=True, text=True,
+                                       check=True).stdout  # fmt: skip
+                pid = next((line.split()[0] for line in found.splitlines() if "kafka.Kafka" in line), None)
+                if pid is None:
+                    raise ValueError(f"no Kafka JVM in {node.host}")
+                histogram = subprocess.run(["jcmd", pid, "GC.class_histogram"], capture_output=True, text=True,
+                                           timeout=300, check=True).stdout  # fmt: skip
+                out[node.host] = histogram_bytes(histogram)
+            except (OSError, ValueError, subprocess.SubprocessError) as exc:
+                self.problems.append(f"{node.host}'s heap after a full GC could not be read: {exc}")
+                return {"bytes": out, "max_mib": None}
         return {"bytes": out, "max_mib": round(max(out.values()) / 2**20, 1)}
 
     def controller_failover(self):
@@ -856,16 +860,18 @@ class ScaleBench:
         default = properties.WAN_DEFAULTS["controller"]["broker.session.timeout.ms"]
         return int(found.group(1) if found else default) / 1000
 
-    def partition_bytes(self, broker_id):
-        """{(topic, partition): bytes} of every replica broker_id holds (DescribeLogDirs)."""
+    def partition_bytes(self, brokers):
+        """{(topic, partition): bytes} of every partition the brokers hold, the largest of their replicas
+        (DescribeLogDirs)."""
         admin = self.cluster.admin(timeout=60)
         try:
             sizes = {}
-            for reply in admin.client.describe_log_dirs(brokers=[broker_id]):
+            for reply in admin.client.describe_log_dirs(brokers=list(brokers)):
                 for log_dir in reply["log_dirs"]:
                     for t in log_dir["topics"]:
                         for p in t["partitions"]:
-                            sizes[(t["name"], p["partition_index"])] = p["partition_size"]
+                            key = (t["name"], p["partition_index"])
+                            sizes[key] = max(sizes.get(key, 0), p["partition_size"])
             return sizes
         finally:
             admin.close()
@@ -883,7 +889,7 @@ class ScaleBench:
             return {"placed": False}
         lost = [n for n in self.cluster.nodes if n.dc == self.second]
         dead = {n.node_id for n in lost if "broker" in n.roles}
-        survivor = next(n for n in self.cluster.brokers if n.dc == self.first)
+        survivors_ = [n.node_id for n in self.cluster.brokers if n.dc == self.first]
         config = self.cluster.user_configs["kafka-load"] | {"bootstrap.servers": self.cluster.bootstrap_servers}
         parts = sorted(partition_leaders(config, "load"))
         load, probe = self.load(case), StallProbe(config, "load", parts)
@@ -891,7 +897,7 @@ class ScaleBench:
         probe.start()
         watcher.start()
         time.sleep(10)
-        before = self.partition_bytes(survivor.node_id)
+        before = self.partition_bytes(survivors_)
         procs = [subprocess.Popen(["podman", "exec", n.host, "systemctl", "kill", "--signal=SIGKILL", "kafka"])
                  for n in lost]  # fmt: skip
         for p in procs:
@@ -915,7 +921,7 @@ class ScaleBench:
         time.sleep(max(0, away - (time.time() - killed)))
         probe.stop()
         watcher.stop()
-        grown = self.partition_bytes(survivor.node_id)
+        grown = self.partition_bytes(survivors_)
         load.mark(f"{self.second} recovering")
         recovering = time.time()
         everything = Watcher(self.cluster, interval=1.0)
@@ -1034,7 +1040,8 @@ def measure(args, report):
             if not args.keep:
                 bench.cleanup()
     sizes = sorted(report["sizes"], key=lambda s: s["partitions"])
-    points = [(sum(b for b in s["offline"]["replicas_per_broker"].values()) / 4, s["heap"]["max_mib"]) for s in sizes]
+    points = [(max(s["offline"]["replicas_per_broker"].values()), s["heap"]["max_mib"]) for s in sizes
+              if s.get("heap", {}).get("max_mib") is not None]  # fmt: skip
     if len(points) >= 2 and points[-1][0] > points[0][0]:
         report["heap_per_1000_replicas_mib"] = round(
             1000 * (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0]), 1)  # fmt: skip
