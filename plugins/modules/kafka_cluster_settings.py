@@ -45,9 +45,7 @@ before:
   returned: always
   type: dict
 admin_requests:
-  description:
-    - The requests the module sent to Kafka, in all and by API (every connection's own exchanges too), as
-      kafka-python records them; what a converge's cost is measured in.
+  description: The requests sent to Kafka, in all and by API, as kafka-python records each (connections' own too).
   returned: success
   type: dict
 """
