@@ -81,41 +81,43 @@ REQUEST_RECORD = "%s Request %d: %s"
 REQUEST_LOGGER = "kafka.net.connection"
 
 
-class RequestCounter(logging.Handler):
+class RequestCounter(logging.Filter):
     """Counts the requests this process sends to Kafka, by API, from kafka-python's own record of each one.
 
     Every request of every connection passes through that one record: the
     ApiVersions and SASL exchanges of a new connection, the Metadata of a
     bootstrap and of kafka-python's refresh loop, each admin call, and the
     logins and controller reads that open their own clients. Counting starts
-    with attach() and stops with detach(); while it counts, kafka-python's
-    connection logger creates its debug records, which no handler here
-    formats.
+    with attach() and stops with detach(). It is a filter on kafka-python's
+    connection logger, whose debug records it turns on: it counts them there
+    and lets through only what the logger let through before, so no handler
+    (pytest's, an operator's) receives or formats a record it did not before.
     """
 
     def __init__(self):
-        super().__init__(logging.DEBUG)
+        super().__init__()
         self.by_api = Counter()
-        self._saved_level = None
+        self._saved_level = self._passes = None
 
-    def emit(self, record):
+    def filter(self, record):
         if record.msg == REQUEST_RECORD and isinstance(record.args, tuple) and len(record.args) == 3:
             name = type(record.args[2]).__name__
             self.by_api[name[: -len("Request")] if name.endswith("Request") else name] += 1
+        return record.levelno >= self._passes
 
     def attach(self):
         logger = logging.getLogger(REQUEST_LOGGER)
-        if self not in logger.handlers:
-            self._saved_level = logger.level
-            logger.addHandler(self)
+        if self not in logger.filters:
+            self._saved_level, self._passes = logger.level, logger.getEffectiveLevel()
+            logger.addFilter(self)
             logger.setLevel(logging.DEBUG)
         return self
 
     def detach(self):
         logger = logging.getLogger(REQUEST_LOGGER)
-        if self in logger.handlers:
-            logger.removeHandler(self)
-            if not any(isinstance(h, RequestCounter) for h in logger.handlers):
+        if self in logger.filters:
+            logger.removeFilter(self)
+            if not any(isinstance(f, RequestCounter) for f in logger.filters):
                 logger.setLevel(self._saved_level)
 
     def summary(self):

@@ -167,7 +167,29 @@ def test_the_counter_counts_by_api_each_request_kafka_python_writes_while_it_is_
     written(MetadataRequest(topics=[]))  # after
     assert counter.summary() == {"total": 3, "by_api": {"DescribeConfigs": 1, "Metadata": 2}}
     assert logger.level == level
-    assert counter not in logger.handlers
+    assert counter not in logger.filters
+
+
+def test_counting_hands_no_handler_a_record_the_logger_did_not_let_through_before():
+    from kafka.protocol.metadata import MetadataRequest
+
+    seen = []
+
+    class Seen(logging.Handler):
+        def emit(self, record):
+            seen.append(record.levelno)
+
+    root, handler = logging.getLogger(), Seen(logging.DEBUG)
+    root.addHandler(handler)
+    counter = RequestCounter().attach()
+    try:
+        written(MetadataRequest(topics=[]))
+        logging.getLogger(kafka_admin.REQUEST_LOGGER).warning("a warning still goes through")
+    finally:
+        counter.detach()
+        root.removeHandler(handler)
+    assert counter.summary()["total"] == 1
+    assert seen == [logging.WARNING]
 
 
 def test_an_admin_counts_from_its_first_connection_and_stops_when_closed(monkeypatch):
