@@ -50,6 +50,7 @@ redoes the table, the picture and the verdict of a saved report.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import math
@@ -315,13 +316,21 @@ def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, se
     }
 
 
-def recovery_model(bytes_away, replicas_in_dc, rate, senders, receivers):
-    """Seconds the lost DC's catch-up takes under the replication throttle: every byte written while it was away,
-    copied to each of its replicas in that DC, at the throttle's rate on every broker (each leader for what it
-    sends, each follower for what it fetches), so at rate x the fewer of the senders and the receivers."""
+def bytes_to_copy(before, after, replicas, lost):
+    """What a lost DC's brokers must copy to catch up: each partition's bytes written while they were away
+    ({(topic, partition): bytes} before and after, read on the survivors), once for each of its replicas on a lost
+    broker (replicas: {(topic, partition): [broker ids]})."""
+    return sum(max(0, size - before.get(key, 0)) * len(set(replicas.get(key, ())) & set(lost))
+               for key, size in after.items())  # fmt: skip
+
+
+def recovery_model(copies, rate, senders, receivers):
+    """Seconds the lost DC's catch-up takes under the replication throttle: the bytes to copy (bytes_to_copy()) at
+    the throttle's rate on every broker (each leader for what it sends, each follower for what it fetches), so at
+    rate x the fewer of the senders and the receivers."""
     if rate <= 0 or not senders or not receivers:
         raise ValueError("a recovery needs a positive rate, and brokers on both sides")
-    return bytes_away * replicas_in_dc / (rate * min(senders, receivers))
+    return copies / (rate * min(senders, receivers))
 
 
 def gates_beside_catch_up(restarts, watched, resolution):
@@ -826,7 +835,7 @@ class ScaleBench:
         old = quorum_leader_id(self.cluster)
         victim = next(c for c in self.cluster.controllers if c.node_id == old)
         killed = time.monotonic()
-        subprocess.run(["podman", "exec", victim.host, "systemctl", "kill", "-s", "KILL", "kafka"], check=True)
+        self.node_exec(victim.host, "systemctl kill --signal=SIGKILL kafka; systemctl stop kafka")
         answered = wait_until(lambda: (q := read_quorum(self.cluster)) and q["leader"] not in (-1, old) and q,
                               timeout=120, interval=0.1)  # fmt: skip
         seconds = round(time.monotonic() - killed, 2) if answered else None
@@ -880,7 +889,6 @@ class ScaleBench:
         """The second DC's Kafka processes SIGKILLed under load: the stall's phases, the failover playbook's time,
         and (with away_minutes) the recovery after that long away, against the data written meanwhile / the
         throttle; without, the DC is brought back at once."""
-        from testkit.cluster import wait_until  # noqa: PLC0415
         from testkit.loadtest.harness import partition_leaders  # noqa: PLC0415
 
         case = "leader_in_lost_dc" if leader_in_lost_dc else "leader_elsewhere"
@@ -897,9 +905,25 @@ class ScaleBench:
         probe.start()
         watcher.start()
         time.sleep(10)
+        try:
+            return self._lose(case, lost, dead, survivors_, load, probe, watcher, parts, away_minutes)
+        except BaseException:
+            # Never leave the testbed with a DC down: bring it back, whatever failed, before the error goes on.
+            for running in (probe, watcher):
+                running.stop()
+            with contextlib.suppress(Exception):
+                self.playbook("dc_recovery", kafka_ops_failover_dc=self.second, kafka_ops_recovery_smoke_test=False)
+            with contextlib.suppress(Exception):
+                load.stop()
+            raise
+
+    def _lose(self, case, lost, dead, survivors_, load, probe, watcher, parts, away_minutes):
+        from testkit.cluster import wait_until  # noqa: PLC0415
+
         before = self.partition_bytes(survivors_)
-        procs = [subprocess.Popen(["podman", "exec", n.host, "systemctl", "kill", "--signal=SIGKILL", "kafka"])
-                 for n in lost]  # fmt: skip
+        # Killed and stopped at once on every node of the DC: systemd would otherwise start the service again.
+        kill = "systemctl kill --signal=SIGKILL kafka; systemctl stop kafka"
+        procs = [subprocess.Popen(["podman", "exec", n.host, "sh", "-c", kill]) for n in lost]
         for p in procs:
             p.wait(timeout=60)
         went = [int(self.node_exec(n.host, "systemctl show kafka -p InactiveEnterTimestampMonotonic --value").strip())
@@ -910,7 +934,7 @@ class ScaleBench:
         failover = self.playbook("dc_failover", kafka_ops_failover_dc=self.second, kafka_ops_failover_mode="kill")
         survivors = [c for c in self.cluster.controllers if c.dc != self.second]
         logs = self.server_logs(survivors)
-        elected = leader_at(logs, killed) if leader_in_lost_dc else None
+        elected = leader_at(logs, killed) if case == "leader_in_lost_dc" else None
         moved = first_after(watcher.polls, killed, lambda s: led_outside(s, dead))
         stall = stall_phases(killed, elected, fenced_at(logs, dead, killed), moved,
                              partitions_known(probe.leaders, killed, dead), first_acks(probe.acks, killed),
@@ -922,6 +946,7 @@ class ScaleBench:
         probe.stop()
         watcher.stop()
         grown = self.partition_bytes(survivors_)
+        replicas = self.replicas()
         load.mark(f"{self.second} recovering")
         recovering = time.time()
         everything = Watcher(self.cluster, interval=1.0)
@@ -936,18 +961,25 @@ class ScaleBench:
         if away:
             back = first_after(polls, recovering, lambda s: registered(s, dead))
             full = None if back is None else first_after(polls, back, whole_isr)
-            written = sum(max(0, grown.get(k, 0) - before.get(k, 0)) for k in grown)
-            in_dc = placement.split(RF, len(dead), len(self.cluster.brokers) - len(dead))
-            model = recovery_model(written, in_dc, self.args.throttle, len(self.cluster.brokers) - len(dead), len(dead))
+            copies = bytes_to_copy(before, grown, replicas, dead)
+            model = recovery_model(copies, self.args.throttle, len(self.cluster.brokers) - len(dead), len(dead))
             figures["recovery"] = {
                 "away_seconds": round(recovering - killed, 1), "playbook_seconds": recovery.seconds,
-                "bytes_written_while_away": written, "throttle_bytes_per_second": self.args.throttle,
+                "bytes_to_copy": copies, "throttle_bytes_per_second": self.args.throttle,
                 "catch_up_seconds": round(full - back, 1) if full and back else None,
                 "model_seconds": round(model, 1),
             }  # fmt: skip
         if not wait_until(self.whole, timeout=900, interval=5):
             raise BenchFailed(f"the cluster was not whole again 15 minutes after {self.second}'s recovery")
         return figures
+
+    def replicas(self):
+        """{(topic, partition): [replicas]} of every partition now."""
+        admin = self.cluster.admin(timeout=60)
+        try:
+            return {(t, p): r for t, topic in admin.topics().items() for p, r in topic["partitions"].items()}
+        finally:
+            admin.close()
 
     def whole(self):
         """Whether every partition has its whole ISR now (the recovery's own check, read again)."""

@@ -116,11 +116,16 @@ def test_a_partition_never_written_again_leaves_the_stall_unmeasured_not_short()
 
 
 def test_the_recovery_model_copies_what_was_written_to_the_lost_dcs_replicas_at_the_throttle_on_the_fewer_side():
-    # 120 MB written, two replicas in the DC, 1 MiB/s a broker, 2 senders and 2 receivers: 240 MB at 2 MiB/s.
-    assert scale.recovery_model(120e6, 2, 2**20, 2, 2) == pytest.approx(240e6 / 2**21)
-    assert scale.recovery_model(120e6, 2, 2**20, 3, 2) == scale.recovery_model(120e6, 2, 2**20, 2, 2)
+    before = {("load", 0): 1000, ("load", 1): 5000}
+    after = {("load", 0): 61_000, ("load", 1): 5000, ("new", 0): 40_000}
+    replicas = {("load", 0): [101, 102, 201, 202], ("load", 1): [201, 202, 101, 102], ("new", 0): [101, 201, 102, 202]}
+    # 60,000 bytes written to load-0 and 40,000 to a partition created meanwhile, each twice in the lost DC.
+    assert scale.bytes_to_copy(before, after, replicas, {201, 202}) == 200_000
+    # 240 MB to copy, 1 MiB/s a broker, 2 senders and 2 receivers: at 2 MiB/s.
+    assert scale.recovery_model(240e6, 2**20, 2, 2) == pytest.approx(240e6 / 2**21)
+    assert scale.recovery_model(240e6, 2**20, 3, 2) == scale.recovery_model(240e6, 2**20, 2, 2)
     with pytest.raises(ValueError, match="positive rate"):
-        scale.recovery_model(1, 2, 0, 2, 2)
+        scale.recovery_model(1, 0, 2, 2)
 
 
 def snapshot(fenced=False, registered=True, isr=(101, 102, 201, 202)):
