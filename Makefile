@@ -29,7 +29,7 @@ SANITY_ROOT := /tmp/stretch-kafka-sanity
         verify drills down lint unit molecule \
         bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-rotate drill-quorum drill-brokers \
         drill-upgrade drill-group drill-stream drill-active-active drill-active-active-short drill-oneway docs wan bench-wan \
-        bench-kernel test-trixie test-upgrade changelog \
+        bench-kernel bench-scale test-trixie test-upgrade changelog \
         soak soak-schedule soak-fault soak-heal dashboard dashboard-png drill-alerts
 
 demo: setup up converge smoke
@@ -206,6 +206,14 @@ bench-tls: setup collection
 # Topics and quotas figures against the running testbed (make up converge).
 bench-topics: collection
 	python -m testkit.bench.topics
+
+# What each operation costs at about 100, 1,000 and 4,000 partitions (RF 4) in
+# one run, and the DC-loss stall phase by phase in both quorum cases; against
+# the running testbed with the WAN on (hours: a DC away 10 minutes at each
+# size). reports/bench-scale.json, docs/images/bench-scale.png, the table for
+# docs/benchmarks.md. AWAY=<minutes> to change how long the DC stays away.
+bench-scale: collection
+	python -m testkit.bench.scale $(if $(AWAY),--away $(AWAY))
 
 # Cross-DC bytes of four runs by a client in dc1 (produce with leaders split
 # evenly, produce to dc1's leaders only, read back with and without

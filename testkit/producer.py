@@ -63,7 +63,11 @@ from kafka.errors import KafkaTimeoutError
 # What every partition's producer runs with: the stretch's durability (every write in both DCs before it is
 # acknowledged, retried without duplicates) and one request per connection in flight, since a second only
 # waits at the broker while records gather into the next request anyway.
-DEFAULTS = {"enable.idempotence": True, "acks": "all", "max.in.flight.requests.per.connection": 1, "linger.ms": 5}
+# A connection to a lost leader is retried every second at most (RECONNECT_BACKOFF_MAX_MS), so the producer asks
+# for the new leaders within a second of the controllers electing them (docs/wan.md#the-dc-loss-stall).
+RECONNECT_BACKOFF_MAX_MS = 1000
+DEFAULTS = {"enable.idempotence": True, "acks": "all", "max.in.flight.requests.per.connection": 1, "linger.ms": 5,
+            "reconnect.backoff.max.ms": RECONNECT_BACKOFF_MAX_MS}  # fmt: skip
 # librdkafka producer settings a caller may give (its CONFIGURATION.md, global and topic properties that apply to a
 # producer); anything else is refused rather than passed on unread.
 ALLOWED = {
@@ -230,7 +234,8 @@ class PerPartitionProducer:
 # 300 ms round trip) that held a partition under 300 records/s, and a 500/s producer's records waited 30 s.
 # librdkafka's batches go up to 1 MB; kafka-python takes a batch's memory as it fills.
 KAFKA_PYTHON_DEFAULTS = {"enable_idempotence": True, "acks": "all", "max_in_flight_requests_per_connection": 1,
-                         "linger_ms": 5, "batch_size": 256 * 1024}  # fmt: skip
+                         "linger_ms": 5, "batch_size": 256 * 1024,
+                         "reconnect_backoff_max_ms": RECONNECT_BACKOFF_MAX_MS}  # fmt: skip
 # librdkafka's names of the settings from_librdkafka() carries over, with kafka-python's name and how the value
 # changes on the way.
 LIBRDKAFKA_TO_KAFKA_PYTHON = {
@@ -247,6 +252,8 @@ LIBRDKAFKA_TO_KAFKA_PYTHON = {
     "max.in.flight.requests.per.connection": ("max_in_flight_requests_per_connection", int),
     "batch.size": ("batch_size", int), "compression.type": ("compression_type", str),
     "request.timeout.ms": ("request_timeout_ms", int), "delivery.timeout.ms": ("delivery_timeout_ms", int),
+    "reconnect.backoff.ms": ("reconnect_backoff_ms", int),
+    "reconnect.backoff.max.ms": ("reconnect_backoff_max_ms", int),
 }  # fmt: skip
 
 

@@ -11,7 +11,7 @@ import os
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.stretch.kafka.plugins.module_utils import kernel, security, topology
+from ansible_collections.stretch.kafka.plugins.module_utils import kernel, security, sizing, topology
 
 # Its options and return values are documented in plugins/modules/validate_topology.py.
 
@@ -44,6 +44,13 @@ class ActionModule(ActionBase):
             args.get("min_insync_replicas"),
             bool(args.get("min_insync_replicas_one_opt_in")),
         )
+        for record in self._task.args.get("nodes") or []:
+            hv = hostvars[record["host"]]
+            layout, limits = hv.get("kafka_node_preflight_layout"), hv.get("kafka_node_preflight_limits") or {}
+            if layout:
+                errors += sizing.limit_problems(
+                    record["host"], layout, limits.get("kafka_node_nofile_limit"), limits.get("vm.max_map_count")
+                )
         if "wan_link" in self._task.args:
             errors += kernel.link_problems(self._task.args["wan_link"])
         warnings = []

@@ -4,12 +4,14 @@ kernel settings sized for the WAN (module_utils/kernel.py); the host pattern of 
 from __future__ import annotations
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import _guard
-from ansible_collections.stretch.kafka.plugins.module_utils import kernel, platforms
+from ansible_collections.stretch.kafka.plugins.module_utils import kernel, platforms, sizing
 
 
-def kernel_settings(link, overrides=None):
-    """The sysctl settings of a Kafka host on link ({bandwidth_mbit, rtt_ms}), with overrides on top."""
-    return {**kernel.settings(link), **{str(k): kernel.normalize(v) for k, v in (overrides or {}).items()}}
+def kernel_settings(link, overrides=None, map_areas=0):
+    """The sysctl settings of a Kafka host on link ({bandwidth_mbit, rtt_ms}) whose segments need map_areas
+    memory maps, with overrides on top."""
+    derived = kernel.settings(link, map_areas)
+    return {**derived, **{str(k): kernel.normalize(v) for k, v in (overrides or {}).items()}}
 
 
 def host_pattern(groups, *names):
@@ -27,6 +29,7 @@ class FilterModule:
         return {
             "host_pattern": _guard(host_pattern),
             "kernel_settings": _guard(kernel_settings),
+            "node_layout": _guard(sizing.node_layout),
             "platform_problem": _guard(platforms.problem),
             "platform_release": _guard(platforms.release),
         }

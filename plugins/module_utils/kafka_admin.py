@@ -20,6 +20,7 @@ import socket
 import ssl
 import time
 import uuid
+from collections import Counter
 
 try:
     from kafka import TopicPartition
@@ -72,6 +73,56 @@ def _reason(result):
 
 class AdminError(RuntimeError):
     pass
+
+
+# kafka-python's debug record of every request it writes to a socket (KafkaConnection._send_request in
+# kafka/net/connection.py): the connection, the correlation id and the request itself.
+REQUEST_RECORD = "%s Request %d: %s"
+REQUEST_LOGGER = "kafka.net.connection"
+
+
+class RequestCounter(logging.Filter):
+    """Counts the requests this process sends to Kafka, by API, from kafka-python's own record of each one.
+
+    Every request of every connection passes through that one record: the
+    ApiVersions and SASL exchanges of a new connection, the Metadata of a
+    bootstrap and of kafka-python's refresh loop, each admin call, and the
+    logins and controller reads that open their own clients. Counting starts
+    with attach() and stops with detach(). It is a filter on kafka-python's
+    connection logger, whose debug records it turns on: it counts them there
+    and lets through only what the logger let through before, so no handler
+    (pytest's, an operator's) receives or formats a record it did not before.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.by_api = Counter()
+        self._saved_level = self._passes = None
+
+    def filter(self, record):
+        if record.msg == REQUEST_RECORD and isinstance(record.args, tuple) and len(record.args) == 3:
+            name = type(record.args[2]).__name__
+            self.by_api[name[: -len("Request")] if name.endswith("Request") else name] += 1
+        return record.levelno >= self._passes
+
+    def attach(self):
+        logger = logging.getLogger(REQUEST_LOGGER)
+        if self not in logger.filters:
+            self._saved_level, self._passes = logger.level, logger.getEffectiveLevel()
+            logger.addFilter(self)
+            logger.setLevel(logging.DEBUG)
+        return self
+
+    def detach(self):
+        logger = logging.getLogger(REQUEST_LOGGER)
+        if self in logger.filters:
+            logger.removeFilter(self)
+            if not any(isinstance(f, RequestCounter) for f in logger.filters):
+                logger.setLevel(self._saved_level)
+
+    def summary(self):
+        """{"total": requests sent, "by_api": {API: requests}}, what a module reports as admin_requests."""
+        return {"total": sum(self.by_api.values()), "by_api": dict(sorted(self.by_api.items()))}
 
 
 class _Retrying:
@@ -226,8 +277,10 @@ class _ControllerClient:
     one controller down, that failed 11 of 30 reads.
     """
 
-    def __init__(self, controllers, client_config, timeout_ms):
+    def __init__(self, controllers, client_config, timeout_ms, first=None):
         self.controllers, self.client_config, self.timeout_ms = controllers, client_config, timeout_ms
+        # The controller asked first (the one that led last time), and the one that answered as the leader.
+        self.first, self.answered_by = first, None
 
     def describe_quorum(self):
         live = live_bootstrap(self.controllers, self.client_config, "controller")
@@ -254,7 +307,10 @@ class _ControllerClient:
 
         answers = [_silent(silent)] if silent else []
         try:
-            for node in manager.cluster.bootstrap_brokers():
+            # kafka-python shuffles the addresses it is given; a follower answers NOT_LEADER over a connection
+            # of its own, so the controller that led last time is asked first.
+            first = _split_address(self.first) if self.first else None
+            for node in sorted(manager.cluster.bootstrap_brokers(), key=lambda n: (n.host, n.port) != first):
                 where = f"{node.host}:{node.port}"
                 try:
                     response = manager.run(ask, node.node_id)
@@ -263,6 +319,7 @@ class _ControllerClient:
                     continue
                 state = response.to_dict()["topics"][0]["partitions"][0]
                 if not response.error_code and not state["error_code"]:
+                    self.answered_by = where
                     return state
                 answers.append(f"{where}: {state.get('error_message') or response.error_message or 'error'}")
         finally:
@@ -404,10 +461,11 @@ def logs_in(bootstrap_servers, client_config, username, password, mechanism, tim
     raise AdminError(f"cannot reach {bootstrap_servers} to check {username}'s login: {why}")
 
 
-def _resource(kind, name, change=None):
+def _resource(kind, name, change=None, keys=None):
+    """A config resource: to describe (every key, or only keys), or with change ({"set", "delete"}) to alter."""
     kind = {"topic": ConfigResourceType.TOPIC, "broker": ConfigResourceType.BROKER}[kind]
     if change is None:
-        return ConfigResource(kind, str(name))
+        return ConfigResource(kind, str(name), configs=dict.fromkeys(keys) if keys else None)
     configs = {k: ("SET", v) for k, v in change.get("set", {}).items()}
     configs.update({k: ("DELETE", None) for k in change.get("delete", [])})
     return ConfigResource(kind, str(name), configs=configs)
@@ -442,6 +500,10 @@ class Admin:
         self.controllers = [s.strip() for s in (bootstrap_controllers or "").split(",") if s.strip()]
         self.client_config = dict(client_config or {})
         self.raw = self._client = None
+        # The requests this Admin's process sends while the Admin is open (admin_requests in the modules' results).
+        self.requests = RequestCounter()
+        # The controller that last answered as the quorum's leader: asked first next time.
+        self._quorum_leader = None
 
     @property
     def client(self):
@@ -452,6 +514,7 @@ class Admin:
     def _connect(self):
         if not self.servers:
             raise AdminError("no broker address to connect to (bootstrap_servers is empty)")
+        self.requests.attach()
         # kafka-python bootstraps from one address of the list, picked at
         # random; with a DC down that one may be dead (or frozen: see
         # HANDSHAKE_SECONDS), so only the addresses that answer are given,
@@ -474,6 +537,7 @@ class Admin:
     def close(self):
         if self.raw is not None:
             self.raw.close()
+        self.requests.detach()
 
     # -- reading -----------------------------------------------------------
     def brokers(self):
@@ -493,18 +557,20 @@ class Admin:
             result[topic["name"]] = {"partitions": parts, "internal": topic["is_internal"]}
         return result
 
-    def _describe_configs(self, kind, names):
+    def _describe_configs(self, kind, names, keys=None):
         """{name: [config entries]} of every name; AdminError naming each one the cluster did not describe.
 
         kafka-python's describe_configs turns a resource the cluster could not
         describe into an empty set of configs, which would read as "nothing
         set"; the raw replies keep the error. A broker's own configs are asked
-        of that broker, as Kafka requires.
+        of that broker, as Kafka requires; every topic's, in one request.
+        keys: only these configs (the reply then carries those alone, not the
+        forty-odd every topic has).
         """
         if kind == "broker":
-            batches = [([_resource(kind, n)], int(n)) for n in names]
+            batches = [([_resource(kind, n, keys=keys)], int(n)) for n in names]
         else:
-            batches = [([_resource(kind, n) for n in names], None)]
+            batches = [([_resource(kind, n, keys=keys) for n in names], None)]
         found, errors = {}, []
         for resources, node in batches:
             response = self._send(KafkaAdminClient._describe_configs_request(resources), node)
@@ -519,17 +585,17 @@ class Admin:
             raise AdminError("cannot describe the configs of " + "; ".join(errors))
         return {name: found[str(name)] for name in names}
 
-    def _dynamic_configs(self, kind, names, source):
+    def _dynamic_configs(self, kind, names, source, keys=None):
         if not names:
             return {}
-        described = self._describe_configs(kind, names)
+        described = self._describe_configs(kind, names, keys)
         return {
             name: {c.name: c.value for c in configs if c.config_source == source} for name, configs in described.items()
         }
 
-    def topic_configs(self, names):
-        """{topic: {key: value}} of the configs set on each topic itself."""
-        return self._dynamic_configs("topic", list(names), DYNAMIC_TOPIC_CONFIG)
+    def topic_configs(self, names, keys=None):
+        """{topic: {key: value}} of the configs set on each topic itself (of keys alone, when given)."""
+        return self._dynamic_configs("topic", list(names), DYNAMIC_TOPIC_CONFIG, keys)
 
     def broker_configs(self, ids):
         """{broker id: {key: value}} of the dynamic configs set on each broker itself."""
@@ -545,9 +611,11 @@ class Admin:
         found = self.client.describe_features()
         return {name: levels["finalized"][1] for name, levels in sorted(found.items()) if "finalized" in levels}
 
-    def eligible_leaders(self, topics):
-        """[{topic, partition, isr, elr, last_known_elr}] of the topics' partitions, through DescribeTopicPartitions
-        (KIP-966), page by page; AdminError naming a topic or partition the cluster did not describe."""
+    def eligible_leaders(self, topics=()):
+        """[{topic, partition, isr, elr, last_known_elr}] of the topics' partitions (every topic's when none is
+        named), through DescribeTopicPartitions (KIP-966), page by page; AdminError naming a topic or partition
+        the cluster did not describe. Every topic is asked for with an empty list, as Kafka reads it: neither a
+        Metadata request for their names first, nor their names again in each page's request."""
         out, cursor, errors = [], None, []
         for _page in range(10_000):  # pages of 2000 partitions; bounded however large the cluster
             reply = self.client.describe_topic_partitions(list(topics), cursor=cursor)
@@ -578,7 +646,9 @@ class Admin:
         names = sorted(set(topics))
         if not names:
             return {}
-        described = self.client.describe_configs([_resource("topic", n) for n in names], config_filter="all")
+        # That one config of each topic, whatever its source: not every config of every topic at each poll.
+        resources = [_resource("topic", n, keys=["min.insync.replicas"]) for n in names]
+        described = self.client.describe_configs(resources, config_filter="all")
         return {
             name: int(configs["min.insync.replicas"]["value"])
             for name, configs in described.get("topic", {}).items()
@@ -623,7 +693,11 @@ class Admin:
         answers), else of a broker, which forwards the request.
         """
         if self.controllers:
-            state = _ControllerClient(self.controllers, self.client_config, self.timeout_ms).describe_quorum()
+            self.requests.attach()
+            # A gate polls: each read asks first the controller that led at the last one.
+            reader = _ControllerClient(self.controllers, self.client_config, self.timeout_ms, self._quorum_leader)
+            state = reader.describe_quorum()
+            self._quorum_leader = reader.answered_by
         else:
             state = self.client.describe_metadata_quorum()["topics"][0]["partitions"][0]
             if state.get("error"):

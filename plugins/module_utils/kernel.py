@@ -22,7 +22,8 @@ LINUX_WMEM_MAX = 4194304
 MIB = 1 << 20
 
 # Kafka's operations documentation: keep the page cache rather than swap, and
-# a memory map per log segment index (two per segment) well past 65530.
+# a memory map per log segment index (two per segment) well past 65530; more
+# when the segments a broker holds need more (module_utils/sizing.py).
 MEMORY = {"vm.swappiness": "1", "vm.max_map_count": "262144"}
 # A WAN connection that idles (a quiet partition's fetch) keeps its window.
 TCP = {"net.ipv4.tcp_slow_start_after_idle": "0"}
@@ -65,8 +66,12 @@ def buffer_max(bandwidth_mbit, rtt_ms, floor):
     return max(floor, math.ceil(2 * bdp_bytes(bandwidth_mbit, rtt_ms) / MIB) * MIB)
 
 
-def settings(link):
-    """{sysctl name: value as /proc/sys shows it, whitespace-separated} for a broker host on the link."""
+def settings(link, map_areas=0):
+    """{sysctl name: value as /proc/sys shows it, whitespace-separated} for a broker host on the link.
+
+    map_areas: the memory maps the node's log segments need (sizing.node_layout()); vm.max_map_count is
+    raised to it when the default is short.
+    """
     problems = link_problems(link)
     if problems:
         raise ValueError("; ".join(problems))
@@ -79,6 +84,7 @@ def settings(link):
         "net.ipv4.tcp_wmem": " ".join(str(v) for v in (*TCP_WMEM_MIN_DEFAULT, wmem)),
         **TCP,
         **MEMORY,
+        "vm.max_map_count": str(max(int(MEMORY["vm.max_map_count"]), int(map_areas or 0))),
     }
 
 

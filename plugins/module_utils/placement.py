@@ -31,6 +31,7 @@ it can, and adding a broker then copies about what the new broker's share is.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter, defaultdict
 
@@ -222,12 +223,12 @@ def _leader_dcs(dcs, partitions, current_dc, weights, keep=False):
         share = weights or dict.fromkeys(dcs, 1)
         total = sum(share[dc] for dc in dcs)
         room = {dc: math.ceil(partitions * share[dc] / total) for dc in dcs}
-    lead = {}
+    lead, counts = {}, Counter()
     for p in range(partitions):
         dc = current_dc.get(p)
-        if dc is not None and sum(1 for d in lead.values() if d == dc) < room[dc]:
+        if dc is not None and counts[dc] < room[dc]:
             lead[p] = dc
-    counts = Counter(lead.values())
+            counts[dc] += 1
     for p in range(partitions):
         if p not in lead:
             dc = max(dcs, key=lambda d: (target[d] - counts[d], -dcs.index(d)))
@@ -252,25 +253,36 @@ def _balance_replicas(members, slots, load, spread, led=()):
             b = min((b for b in members if b not in kept), key=lambda b: (load[b], b))
             kept.append(b)
             load[b] += 1
-    holding = {b: {} for b in members}
-    for p in sorted(slots):
+    # What each broker holds, sorted in the order a copy takes it: the partitions this DC leads first, then by
+    # number. seen[(a, b)]: every partition a holds that sorts before it is held by b too, so no copy from a to b
+    # can take it; a copy looks from there on, not at all of a's partitions again.
+    holding = {b: [] for b in members}
+    for p in sorted(slots, key=lambda p: (p not in led, p)):
         for b in slots[p][1]:
-            holding[b][p] = None
+            holding[b].append((p not in led, p))
+    seen = {}
     while True:
         over = min(members, key=lambda b: (-load[b], b))
         under = min(members, key=lambda b: (load[b], b))
         if load[over] - load[under] <= spread:
             return
-        movable = [p for p in holding[over] if under not in slots[p][1]]
-        if not movable:
+        held = holding[over]
+        i = bisect.bisect_left(held, seen[(over, under)]) if (over, under) in seen else 0
+        while i < len(held) and under in slots[held[i][1]][1]:
+            i += 1
+        if i == len(held):
             return
-        p = min(movable, key=lambda p: (p not in led, p))
-        kept = slots[p][1]
+        entry = seen[(over, under)] = held.pop(i)
+        kept = slots[entry[1]][1]
         kept[kept.index(over)] = under
-        del holding[over][p]
-        holding[under][p] = None
+        bisect.insort(holding[under], entry)
         load[over] -= 1
         load[under] += 1
+        # over left the partition: a copy from another of its holders to over may take it now; under joined it:
+        # a copy from under to a broker that does not hold it may take it.
+        for a, b in [*((a, over) for a in kept), *((under, b) for b in members if b not in kept)]:
+            if (a, b) in seen and entry < seen[(a, b)]:
+                seen[(a, b)] = entry
 
 
 def _balance_leaders(members, blocks, leader):

@@ -356,7 +356,7 @@ def reassign(admin, changes, current, broker_ids, rate, timeout):
         broker_ids,
         rate,
         admin.broker_configs(broker_ids),
-        admin.topic_configs(list(moves)),
+        admin.topic_configs(list(moves), keys=THROTTLE_KEYS),
         admin.cluster_configs(),
     )
     failed = {}

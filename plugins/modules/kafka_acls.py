@@ -45,6 +45,10 @@ changes:
   returned: always
   type: list
   elements: str
+admin_requests:
+  description: The requests sent to Kafka, in all and by API, as kafka-python records each (connections' own too).
+  returned: success
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402  the documentation blocks come first
@@ -73,7 +77,7 @@ def main():
             lambda: admin.create_acls(changes["create"]) + admin.delete_acls(changes["delete"]),
             "ACL changes",
         )
-    module.exit_json(**result)
+    module.exit_json(**result, admin_requests=admin.requests.summary())
 
 
 if __name__ == "__main__":

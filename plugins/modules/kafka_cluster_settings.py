@@ -44,6 +44,10 @@ before:
   description: The cluster-wide dynamic configs before the run.
   returned: always
   type: dict
+admin_requests:
+  description: The requests sent to Kafka, in all and by API, as kafka-python records each (connections' own too).
+  returned: success
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
@@ -78,7 +82,7 @@ def main():
                 failed = admin.alter_cluster_configs(change)
                 if failed:
                     module.fail_json(msg=f"setting {change['set']} cluster-wide failed: {failed}", **result)
-    module.exit_json(**result)
+    module.exit_json(**result, admin_requests=admin.requests.summary())
 
 
 if __name__ == "__main__":

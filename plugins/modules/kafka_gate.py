@@ -113,6 +113,10 @@ lost_since:
       is not known.
   returned: when gate is dc_lost
   type: float
+admin_requests:
+  description: The requests sent to Kafka, in all and by API, as kafka-python records each (connections' own too).
+  returned: always
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
@@ -126,6 +130,15 @@ def expected_from(records, topics):
         "brokers": nodes.dcs_of(nodes.with_role(records, "broker")),
         "topics": list(topics),
     }
+
+
+def eligibility(admin):
+    """(the cluster's finalized features, every partition's eligible leader replicas), or (None, None) when
+    either could not be read: reported as unread, never as "none held"."""
+    try:
+        return admin.finalized_features(), admin.eligible_leaders()
+    except Exception:  # noqa: BLE001  reported as unread
+        return None, None
 
 
 def main():
@@ -169,11 +182,7 @@ def main():
             params["wait"],
         )
         if params["elr"]:
-            try:
-                features = admin.finalized_features()
-                eligible = admin.eligible_leaders(admin.client.list_topics())
-            except Exception:  # noqa: BLE001  reported as unread, never as "none held"
-                features = eligible = None
+            features, eligible = eligibility(admin)
     finally:
         admin.close()
     snapshot = outcome.pop("snapshot") or {}
@@ -183,6 +192,7 @@ def main():
         "report": (gates.report(snapshot, params["nodes"]) if params["nodes"] else [])
         + (gates.elr_report(features, eligible) if params["elr"] else []),
         "registered": gates.registered(snapshot),
+        "admin_requests": admin.requests.summary(),
     }
     if params["gate"] == "dc_lost":
         result["lost_since"] = gates.lost_since(snapshot, expected, params["dc"])

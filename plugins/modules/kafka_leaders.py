@@ -36,6 +36,10 @@ failed:
   returned: always
   type: list
   elements: str
+admin_requests:
+  description: The requests sent to Kafka, in all and by API, as kafka-python records each (connections' own too).
+  returned: success
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
@@ -48,14 +52,14 @@ def main():
     with kafka_admin.session(module) as admin:
         if module.check_mode:
             due = [f"{topic}-{p}" for topic, p in admin.not_preferred()]
-            module.exit_json(changed=bool(due), elected=due, failed=[])
+            module.exit_json(changed=bool(due), elected=due, failed=[], admin_requests=admin.requests.summary())
         elected, failed = admin.elect_preferred_everywhere()
     if failed:
         module.fail_json(
             msg=f"{len(failed)} partition(s) could not move to their preferred leader: " + "; ".join(failed[:10]),
             changed=bool(elected), elected=elected, failed=failed,
         )  # fmt: skip
-    module.exit_json(changed=bool(elected), elected=elected, failed=failed)
+    module.exit_json(changed=bool(elected), elected=elected, failed=failed, admin_requests=admin.requests.summary())
 
 
 if __name__ == "__main__":

@@ -58,6 +58,10 @@ changes:
   returned: always
   type: list
   elements: str
+admin_requests:
+  description: The requests sent to Kafka, in all and by API, as kafka-python records each (connections' own too).
+  returned: success
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
@@ -77,7 +81,7 @@ def throttle_changes(admin, throttle):
         throttle.get("state"),
         throttle.get("rate"),
         admin.broker_configs(brokers),
-        admin.topic_configs(admin.topics()),
+        admin.topic_configs(admin.topics(), keys=quotas.REPLICA_KEYS),
         admin.cluster_configs(),
     )
 
@@ -137,7 +141,7 @@ def main():
         module.fail_json(msg=str(exc))
     with kafka_admin.session(module, module.params["timeout"]) as admin:
         result = run(module, admin, declared)
-    module.exit_json(**result)
+    module.exit_json(**result, admin_requests=admin.requests.summary())
 
 
 if __name__ == "__main__":

@@ -57,6 +57,10 @@ active_controller:
   description: The node id of the quorum leader when the plan was made.
   returned: success
   type: int
+admin_requests:
+  description: The requests sent to Kafka, in all and by API, as kafka-python records each (connections' own too).
+  returned: success
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
@@ -84,7 +88,7 @@ def main():
         module.fail_json(msg=str(exc))
     if not order:
         module.fail_json(msg="the restart selects no node")
-    module.exit_json(changed=False, order=order, active_controller=leader)
+    module.exit_json(changed=False, order=order, active_controller=leader, admin_requests=admin.requests.summary())
 
 
 if __name__ == "__main__":

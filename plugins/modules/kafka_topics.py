@@ -102,6 +102,10 @@ unbalanced:
   description: The existing topics that still break a placement rule only balancing mends, with the rules they break.
   returned: always
   type: dict
+admin_requests:
+  description: The requests sent to Kafka, in all and by API, as kafka-python records each (connections' own too).
+  returned: success
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402  the documentation blocks come first, as in every Ansible module
@@ -137,6 +141,7 @@ def main():
             result = topics.reconcile(admin, declared, params["brokers"], options, module.check_mode, module._diff)  # noqa: SLF001
         except topics.TopicError as exc:
             module.fail_json(msg=str(exc))
+    result["admin_requests"] = admin.requests.summary()
     for name, problems in result["unbalanced"].items():
         module.warn(
             f"topic {name}: {'; '.join(problems)}. A converge copies no replica to mend this; balancing does: "

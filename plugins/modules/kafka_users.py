@@ -73,6 +73,10 @@ changes:
   returned: always
   type: list
   elements: str
+admin_requests:
+  description: The requests sent to Kafka, in all and by API, as kafka-python records each (connections' own too).
+  returned: success
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402  the documentation blocks come first
@@ -120,7 +124,7 @@ def main():
             lambda: admin.alter_scram_users(upserts, changes["delete"]),
             "user changes",
         )
-    module.exit_json(**result)
+    module.exit_json(**result, admin_requests=admin.requests.summary())
 
 
 if __name__ == "__main__":

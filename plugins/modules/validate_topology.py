@@ -20,6 +20,10 @@ description:
     host of the two groups, even those left out by C(--limit). Configuration and
     install settings are checked for the hosts in the play, from their
     C(kafka_node_preflight_properties) and C(kafka_node_preflight_install) facts.
+  - Each broker's limits are held to what the declared topics put on it (its C(kafka_node_preflight_layout)
+    fact, module_utils/sizing.py) against its C(kafka_node_preflight_limits) fact - an open-files limit below
+    one a log segment and the allowance, or a C(vm.max_map_count) set below two a segment and the allowance -
+    naming the node, the limit and both figures.
 options:
   nodes:
     description: The node records of every host of the two groups (C(kafka_cluster.nodes), the cluster model's).

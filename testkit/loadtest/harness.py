@@ -9,7 +9,20 @@ import time
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from testkit.producer import RECONNECT_BACKOFF_MAX_MS
+
 from . import verify
+
+# The load's producer settings, under the caller's: idempotent, acks=all, a long delivery timeout (it retries
+# through leader changes; only what it gives up on reaches the application as an error), and a lost leader's
+# connection retried every second at most (librdkafka's 10 s would leave the new leaders unasked for that long).
+PRODUCER = {
+    "acks": "all",
+    "enable.idempotence": True,
+    "linger.ms": 5,
+    "delivery.timeout.ms": 300000,
+    "reconnect.backoff.max.ms": RECONNECT_BACKOFF_MAX_MS,
+}
 
 
 class LoadProducer(threading.Thread):
@@ -24,13 +37,7 @@ class LoadProducer(threading.Thread):
         super().__init__(daemon=True)
         self.topic, self.partitions, self.run_id = topic, partitions, run_id
         self.rate, self.duration, self.max_records, self.size = rate, duration, max_records, size
-        self.config = {
-            "acks": "all",
-            "enable.idempotence": True,
-            "linger.ms": 5,
-            "delivery.timeout.ms": 300000,
-            **config,
-        }
+        self.config = {**PRODUCER, **config}
         self.acks, self.errors = [], []
         self.sent = 0
         self.started = self.finished = None

@@ -175,6 +175,17 @@ def topic_wider_than_the_brokers(inv):
     inv["all"]["vars"]["kafka_topics"] = [{"name": "orders", "partitions": 3, "replication_factor": 5}]
 
 
+def topics_more_than_the_open_files_hold(inv):
+    # 4,000 partitions of RF 4 on 2 + 2 brokers: each holds every one, with the roles' own and the internal topics'.
+    inv["all"]["vars"]["kafka_topics"] = [{"name": f"t{i}", "partitions": 1000} for i in range(4)]
+    groups(inv)["kafka_brokers"]["hosts"]["dc2-broker1"]["kafka_node_nofile_limit"] = 10000
+
+
+def a_max_map_count_below_what_the_segments_need(inv):
+    inv["all"]["vars"]["kafka_topics"] = [{"name": "orders", "partitions": 20000}]
+    inv["all"]["vars"]["kafka_node_sysctl"] = {"vm.max_map_count": 65530}
+
+
 def topic_with_a_bad_name(inv):
     inv["all"]["vars"]["kafka_topics"] = [{"name": "orders/eu", "partitions": 3}]
 
@@ -389,6 +400,16 @@ BAD = [
     (a_dc_group_without_its_dc, "controller(s) dc3-controller0 have no kafka_dc"),
     (topic_wider_than_the_brokers, "kafka_topics: topic 'orders': replication factor 5 is larger than the 4 brokers"),
     (topic_with_a_bad_name, "kafka_topics: topic #0: 'orders/eu' is not a valid topic name"),
+    (
+        topics_more_than_the_open_files_hold,
+        "dc2-broker1 holds about 4116 replicas, 12348 log segments: it needs 17348 open files (one a segment, "
+        "5000 for sockets and the JVM), kafka_node_nofile_limit is 10000",
+    ),
+    (
+        a_max_map_count_below_what_the_segments_need,
+        "dc1-broker0 holds about 20116 replicas, 60348 log segments: it needs vm.max_map_count 125696 (two memory "
+        "maps a segment, 5000 for the JVM), kafka_node_sysctl sets 65530",
+    ),
     (quota_on_an_unknown_entity_type, "kafka_quotas: quota #0: unknown entity type(s) ['ip']"),
     (throttle_without_a_rate, "kafka_quotas: replication throttle rate must be a positive number"),
     (host_in_two_dc_groups, "dc2-broker1 is in the groups of 2 DCs (dc1, dc2): its DC is ambiguous"),

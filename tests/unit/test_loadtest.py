@@ -239,3 +239,14 @@ def test_the_producers_warm_up_is_kept_apart_from_its_latency():
     assert report["first_ack_seconds"] == 0.12  # the second record, sent at 0.1 s, was acknowledged first
     everything = verify.judge(a, [], {"dc1": reads_of(a)}, 0.0, 10.0, sent=len(a), warmup=0)
     assert everything["latency_max_ms"] == 900.0
+
+
+def test_the_load_producer_retries_a_lost_leader_every_second_at_most_and_the_callers_settings_win():
+    from testkit.loadtest.harness import LoadProducer
+
+    producer = LoadProducer({"bootstrap.servers": "b1:9092"}, "load", [0, 1], "run", 200, 10, 100)
+    # librdkafka's 10 s ceiling would leave a producer asking for a lost DC's new leaders up to 10 s late.
+    assert producer.config["reconnect.backoff.max.ms"] == 1000
+    assert producer.config["acks"] == "all"
+    mine = LoadProducer({"reconnect.backoff.max.ms": 500}, "load", [0], "run", 200, 10, 100)
+    assert mine.config["reconnect.backoff.max.ms"] == 500

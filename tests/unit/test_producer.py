@@ -98,6 +98,9 @@ def test_each_partition_gets_a_producer_of_its_own_with_the_stretch_settings():
     assert config["enable.idempotence"] is True
     assert config["acks"] == "all"
     assert config["max.in.flight.requests.per.connection"] == 1
+    # A lost leader's connection is retried every second at most, not every 10 s (librdkafka's default), so
+    # the producer asks for the new leaders within a second of the controllers electing them.
+    assert config["reconnect.backoff.max.ms"] == 1000
     assert config["client.rack"] == "dc1"
     assert len(producer) == 9
     assert producer.flush(5) == 0
@@ -149,6 +152,7 @@ def test_librdkafkas_settings_become_kafka_pythons_and_an_unmapped_one_is_named(
         "enable_idempotence": True,
     }  # fmt: skip
     assert from_librdkafka({"acks": "1"}) == {"acks": 1}
+    assert from_librdkafka({"reconnect.backoff.max.ms": "1000"}) == {"reconnect_backoff_max_ms": 1000}
     with pytest.raises(ProducerSettingsError, match="queue.buffering.max.ms have no kafka-python counterpart"):
         from_librdkafka({"bootstrap.servers": "b", "queue.buffering.max.ms": 5})
 
@@ -198,7 +202,7 @@ def test_kafka_python_runs_with_the_stretch_settings_and_passes_records_on():
     fake = made[0]
     assert fake.config == {"bootstrap_servers": "b1:9092", "enable_idempotence": True, "acks": "all",
                            "max_in_flight_requests_per_connection": 1, "linger_ms": 20,
-                           "batch_size": 256 * 1024}  # fmt: skip
+                           "batch_size": 256 * 1024, "reconnect_backoff_max_ms": 1000}  # fmt: skip
     assert fake.sent == [("orders", {"value": b"v", "key": b"k", "partition": 3, "timestamp_ms": 17,
                                      "headers": [("h", b"1")]})]  # fmt: skip
 

@@ -126,7 +126,7 @@ class ThrottledCluster:
     def topics(self):
         return {}
 
-    def topic_configs(self, names):
+    def topic_configs(self, names, keys=None):
         return {}
 
     def cluster_configs(self):

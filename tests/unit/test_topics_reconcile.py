@@ -26,6 +26,7 @@ class FakeAdmin:
         self.cluster_cfg = copy.deepcopy(cluster_configs or {})
         self.refuse = refuse or {}
         self.writes = []
+        self.config_reads = []  # the keys each read of topic configs asked for (None: every key)
 
     def brokers(self):
         return {b["node_id"]: {"dc": b["dc"], "fenced": False} for b in BROKERS}
@@ -39,8 +40,9 @@ class FakeAdmin:
     def topics(self):
         return {n: {"partitions": dict(p), "internal": False} for n, p in self.topic_state.items()}
 
-    def topic_configs(self, names):
-        return {n: dict(self.topic_cfg.get(n, {})) for n in names}
+    def topic_configs(self, names, keys=None):
+        self.config_reads.append(keys)
+        return {n: {k: v for k, v in self.topic_cfg.get(n, {}).items() if keys is None or k in keys} for n in names}
 
     def broker_configs(self, ids):
         return {b: dict(self.broker_cfg.get(b, {})) for b in ids}
@@ -204,3 +206,10 @@ def test_balancing_is_asked_for_shown_in_check_mode_and_only_then_copies():
     assert done["reassigned"]
     assert done["unbalanced"] == {}
     assert reconcile(admin, declared, GROWN, OPTIONS)["changed"] is False
+
+
+def test_a_move_reads_of_the_moved_topics_only_their_throttle_keys():
+    # Every config of the declared topics (to see what drifted), then the throttle's two of those being moved.
+    admin = FakeAdmin({"legacy": KAFKA_PLACED}, topic_configs={"legacy": {"retention.ms": "1000"}})
+    run(admin, {"name": "legacy", "partitions": 2, "configs": {"retention.ms": 1000}})
+    assert admin.config_reads == [None, REPLICA_KEYS]

@@ -1,0 +1,1112 @@
+"""make bench-scale: what the cluster's operations cost as it grows, and where each second of a DC loss goes.
+
+Against the running testbed with the WAN on (make up converge), in one run,
+at about 100, 1,000 and 4,000 partitions in all (RF 4, in topics of the
+sizes LAYOUT cycles through), declared in an inventory overlay layered over
+examples/consumer/inventory so that the converge manages them (the overlay
+also raises the brokers' open-files limit and heap for what they hold). At
+each size it measures:
+
+1. preflight (validate_declarations' checks) and placement (the topics'
+   plan) in this process, and placement alone at 20,000 partitions;
+2. the converge that creates the size's topics and a no-op converge after
+   it: wall time, and the admin requests every module sent (admin_requests
+   in their results, counted from kafka-python's own record of each request);
+3. status.yml;
+4. one scrape of the cluster's exporter (the role's, run here), and how long
+   its reads of the cluster take;
+5. a rolling restart of every broker under the load harness's steady
+   acks=all writes: its total, each broker's gate wait beside the time its
+   replicas took to catch up (an ISR watcher reading the cluster every
+   WATCH_SECONDS), the longest write stall, and every acknowledged record
+   read back;
+6. each broker's heap after a full GC (jcmd GC.class_histogram from this
+   machine, which runs one), per 1,000 replicas it holds;
+7. the active controller's JVM killed: time until a new leader answers;
+8. the second broker DC's Kafka processes SIGKILLed under load, twice: with
+   the quorum's leader in another DC, and with it in the lost DC. Each time
+   the stall is split into its phases from Kafka's own records (the
+   controllers' server.log: the new quorum leader's transition, each lost
+   broker's fencing), the brokers' metadata (every partition led outside the
+   lost DC) and an independent producer's own timestamps (when its metadata
+   named the new leaders, its first acknowledgement of each partition); the
+   floor is the quorum's election plus broker.session.timeout.ms. Then
+   dc_failover.yml is timed; with the leader elsewhere the DC stays away
+   --away minutes (10) under load, and dc_recovery.yml brings it back under
+   the replication throttle (--throttle, bytes/s a broker): the time until
+   every ISR is full beside the data written while it was away divided by
+   the throttle (recovery_model()).
+
+Every figure goes to reports/bench-scale.json, a table and a log-log picture
+(cost against partitions) to docs/images/bench-scale.png, the table for
+docs/benchmarks.md to stdout. The bench judges itself (verdict()): nothing
+acknowledged lost at any size, and each target of the issue evaluated and
+printed as met or not met; it exits non-zero unless every one is met. At the
+end the scale topics are deleted and the testbed converged back to its own
+inventory (its brokers restart for their limits and heap). --report FILE
+redoes the table, the picture and the verdict of a saved report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import math
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+from ansible_collections.stretch.kafka.plugins.module_utils import placement, properties, sizing, topics, topology
+from testkit import REPO
+
+LOCAL = REPO / "examples/consumer/inventory"
+REPORT = REPO / "reports/bench-scale.json"
+PICTURE = REPO / "docs/images/bench-scale.png"
+WORKDIR = REPO / "reports/bench-scale"
+SIZES = (100, 1000, 4000)
+PLACEMENT_ONLY = 20_000
+EXTRAPOLATE_TO = 50_000
+RF = 4
+PREFIX = "scale-"
+# The partition counts of the scale topics, cycled: most topics small, a few large (112 partitions a cycle).
+LAYOUT = (6, 12, 3, 24, 6, 48, 12, 1)
+LOAD_RATE = 200  # records/s, the drills' load
+WATCH_SECONDS = 0.5
+# The containers' hard open-files limit (examples/consumer/inventory/group_vars/kafka.yml): the overlay's.
+NOFILE = 20000
+BROKER_HEAP = "-Xms1g -Xmx1g"
+THROTTLE = 1_048_576
+AWAY_MINUTES = 10
+EXPORTER_INTERVAL = 10
+# The targets, each against the same run's smallest size: (key, what, threshold).
+RATIO_TARGETS = (
+    ("noop_converge_seconds", "a no-op converge", 1.5),
+    ("status_seconds", "status", 1.5),
+)
+STALL_GROWTH_SECONDS = 1.0  # the DC-loss write stall at the largest size, over the smallest's
+STALL_OVER_FLOOR_SECONDS = 1.0  # the stall over the floor, in both quorum cases
+RECOVERY_TOLERANCE = 0.10  # the recovery against data / throttle
+SCRAPE_SECONDS = 5.0
+LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
+FENCED = re.compile(r"Fencing broker (\d+) because its session has timed out")
+LEADER = re.compile(r"Completed transition to Leader")
+HISTOGRAM_TOTAL = re.compile(r"^Total\s+(\d+)\s+(\d+)\s*$", re.M)
+SAMPLE = re.compile(r"^(\w+)\{([^}]*)\}\s+(\S+)$", re.M)
+
+
+class BenchFailed(RuntimeError):
+    """A step that did not run through: its figures are missing, and the bench fails."""
+
+
+# -- the declared layout ---------------------------------------------------------------
+def layout(total, start=0):
+    """Scale topics holding `total` partitions, named from index start on: LAYOUT's sizes in turn, the last cut
+    to fit."""
+    out, left, i = [], total, start
+    while left > 0:
+        partitions = min(LAYOUT[i % len(LAYOUT)], left)
+        out.append({"name": f"{PREFIX}{i:05d}", "partitions": partitions, "configs": {"retention.ms": 3600000}})
+        left -= partitions
+        i += 1
+    return out
+
+
+def partitions_of(declared):
+    return sum(t["partitions"] for t in declared)
+
+
+def grow_to(existing, total):
+    """The scale topics existing, and new ones after them, holding `total` partitions together."""
+    return list(existing) + layout(max(0, total - partitions_of(existing)), start=len(existing))
+
+
+def heap_mib(options):
+    """The maximum heap, MiB, of JVM options (-Xmx1g, -Xmx768m)."""
+    found = re.search(r"-Xmx(\d+)([gGmM])", options)
+    if not found:
+        raise ValueError(f"no -Xmx in {options!r}")
+    return int(found.group(1)) * (1024 if found.group(2) in "gG" else 1)
+
+
+def overlay(directory, topics_list, settings):
+    """An inventory directory layered after examples/consumer/inventory: its group_vars/kafka.yml (every Kafka
+    node, deeper than the base's group_vars/all.yml and, as the later source, over its group_vars/kafka.yml)
+    declares the topics and the settings."""
+    directory = Path(directory)
+    (directory / "group_vars").mkdir(parents=True, exist_ok=True)
+    (directory / "hosts.yml").write_text("---\nall: {}\n")
+    text = yaml.safe_dump({"kafka_topics": list(topics_list), **settings}, sort_keys=False)
+    (directory / "group_vars" / "kafka.yml").write_text("---\n" + text)
+    return directory
+
+
+def _kafka_vars(inventory):
+    return yaml.safe_load((Path(inventory) / "group_vars/kafka.yml").read_text()) or {}
+
+
+def base_topics(inventory=LOCAL):
+    """The testbed's own declared topics (its group_vars/kafka.yml, which the overlay's replaces), kept beside the
+    scale topics."""
+    return _kafka_vars(inventory).get("kafka_topics") or []
+
+
+def internal_partitions(inventory=LOCAL):
+    """The partitions of __consumer_offsets on the testbed (its brokers' offsets.topic.num.partitions)."""
+    found = _kafka_vars(inventory).get("kafka_node_broker_properties") or {}
+    return int(found.get("offsets.topic.num.partitions", 50))
+
+
+# -- without a cluster: preflight and placement ---------------------------------------
+def nodes_2x2():
+    """The testbed's node records: 2 + 2 brokers, a controller in each of three DCs."""
+    brokers = [{"host": f"dc{d}-broker{b}", "node_id": d * 100 + b, "dc": f"dc{d}", "roles": ["broker"]}
+               for d in (1, 2) for b in (1, 2)]  # fmt: skip
+    controllers = [{"host": f"dc{d}-controller", "node_id": d, "dc": f"dc{d}", "roles": ["controller"]}
+                   for d in (1, 2, 3)]  # fmt: skip
+    return brokers + controllers
+
+
+def offline(total, nodes=None, clock=time.perf_counter):
+    """Preflight and placement of `total` partitions (RF 4) in this process: seconds each, and what placement laid
+    out; placement is the topics' plan, fresh (the converge that creates them) and again over its own result (a
+    no-op converge's)."""
+    nodes = nodes or nodes_2x2()
+    declared = layout(total)
+    by_dc = {}
+    for n in nodes:
+        if "broker" in n["roles"]:
+            by_dc.setdefault(n["dc"], []).append(n["node_id"])
+    start = clock()
+    problems = topology.check_declarations(nodes, declared, RF, [], None)
+    preflight = clock() - start
+    normalized = topics.normalize(declared, RF)
+    start = clock()
+    created = topics.plan(normalized, {}, by_dc)["create"]
+    fresh = clock() - start
+    current = {n: {"partitions": c["assignment"], "configs": c["configs"], "internal": False}
+               for n, c in created.items()}  # fmt: skip
+    start = clock()
+    again = topics.plan(normalized, current, by_dc)
+    noop = clock() - start
+    load = placement.cluster_load(c["assignment"] for c in created.values())
+    return {"partitions": total, "topics": len(declared), "preflight_seconds": round(preflight, 4),
+            "placement_create_seconds": round(fresh, 4), "placement_noop_seconds": round(noop, 4),
+            "preflight_problems": problems, "noop_plan_changes": not topics.is_empty(again),
+            "replicas_per_broker": dict(sorted(load["replicas"].items()))}  # fmt: skip
+
+
+# -- what a playbook run sent ---------------------------------------------------------
+def admin_requests(tasks):
+    """{"total", "by_api", "modules"} summed over every admin_requests a run's modules reported (the JSON callback's
+    tasks), and how many module results carried one."""
+    total, by_api, modules = 0, {}, 0
+    for task in tasks:
+        for result in task.get("hosts", {}).values():
+            for item in [result, *result.get("results", [])]:
+                counted = item.get("admin_requests") if isinstance(item, dict) else None
+                if not counted:
+                    continue
+                modules += 1
+                total += counted["total"]
+                for api, n in counted["by_api"].items():
+                    by_api[api] = by_api.get(api, 0) + n
+    return {"total": total, "by_api": dict(sorted(by_api.items())), "modules": modules}
+
+
+# -- Kafka's own records ---------------------------------------------------------------
+def log_time(line):
+    """The epoch seconds of a Kafka log line ("[2026-11-25 03:18:33,761] ...", UTC on the nodes), or None."""
+    found = LOG_TIME.match(line)
+    if not found:
+        return None
+    stamp = datetime.datetime.strptime(found.group(1), "%Y-%m-%d %H:%M:%S,%f")
+    return stamp.replace(tzinfo=datetime.UTC).timestamp()
+
+
+def fenced_at(text, brokers, since):
+    """{broker: when the controller fenced it for its session} of brokers, from controllers' server.log text, the
+    first time at or after since."""
+    out = {}
+    for line in text.splitlines():
+        found, at = FENCED.search(line), log_time(line)
+        if found and at is not None and at >= since and int(found.group(1)) in brokers:
+            out.setdefault(int(found.group(1)), at)
+    return out
+
+
+def leader_at(text, since):
+    """When a controller first completed its transition to the quorum's leader at or after since, or None."""
+    times = [t for line in text.splitlines() if LEADER.search(line) and (t := log_time(line)) and t >= since]
+    return min(times, default=None)
+
+
+def first_after(points, since, ok):
+    """The time of the first (time, value) at or after since whose value passes ok(value), or None."""
+    return next((t for t, v in sorted(points, key=lambda p: p[0]) if t >= since and ok(v)), None)
+
+
+def partitions_known(timeline, since, dead):
+    """{partition: when a client's metadata first named a live leader for it after since}, from its leader
+    timeline [(time, {partition: leader})]."""
+    out = {}
+    for t, leaders in sorted(timeline, key=lambda p: p[0]):
+        if t < since:
+            continue
+        for p, leader in leaders.items():
+            if leader is not None and leader >= 0 and leader not in dead:
+                out.setdefault(p, t)
+    return out
+
+
+def first_acks(acks, since):
+    """{partition: its first acknowledgement at or after since}, of [(partition, time acknowledged)]."""
+    out = {}
+    for p, t in sorted(acks, key=lambda a: a[1]):
+        if t >= since:
+            out.setdefault(p, t)
+    return out
+
+
+def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, session_timeout, partitions):
+    """A DC loss's write stall split into its phases, in seconds from the kill.
+
+    killed: when the DC's processes died; elected: when a new quorum leader took over (None: the leader was not in
+    the lost DC); fenced: {broker: when fenced}; leaders_moved: when the brokers' metadata first led every
+    partition of the topic outside the lost DC; clients_knew: {partition: when the producer's metadata named its
+    live leader}; acked: {partition: first acknowledgement after the kill}; session_timeout: seconds; partitions:
+    the topic's, every one of which the client must have found and written again. The floor is the quorum's
+    election (when there was one) plus the session timeout. A moment not seen is None, and so is every phase
+    that needs it: a stall nobody measured is not a short one.
+    """
+    every = set(partitions)
+
+    def since(t, start):
+        return None if t is None or start is None else round(max(0.0, t - start), 3)
+
+    fence = max(fenced.values()) if fenced else None
+    known = max(clients_knew.values()) if every and every <= set(clients_knew) else None
+    last_ack = max(acked.values()) if every and every <= set(acked) else None
+    start = elected if elected is not None else killed
+    election = round(elected - killed, 3) if elected is not None else 0.0
+    phases = {
+        "quorum_election": election,
+        "wait_before_fencing": since(fence, start),
+        "partition_leader_elections": since(leaders_moved, fence),
+        "clients_discover_leaders": since(known, leaders_moved),
+        "first_acknowledgement": since(last_ack, known),
+    }
+    stall = since(last_ack, killed)
+    floor = round(election + session_timeout, 3)
+    return {
+        "phases": phases,
+        "stall_seconds": stall,
+        "first_ack_seconds": since(min(acked.values()) if acked else None, killed),
+        "floor_seconds": floor,
+        "over_floor_seconds": None if stall is None else round(stall - floor, 3),
+        "fenced_after_seconds": {str(b): since(t, killed) for b, t in sorted(fenced.items())},
+    }
+
+
+def bytes_to_copy(before, after, replicas, lost):
+    """What a lost DC's brokers must copy to catch up: each partition's bytes written while they were away
+    ({(topic, partition): bytes} before and after, read on the survivors), once for each of its replicas on a lost
+    broker (replicas: {(topic, partition): [broker ids]})."""
+    return sum(max(0, size - before.get(key, 0)) * len(set(replicas.get(key, ())) & set(lost))
+               for key, size in after.items())  # fmt: skip
+
+
+def recovery_model(copies, rate, senders, receivers):
+    """Seconds the lost DC's catch-up takes under the replication throttle: the bytes to copy (bytes_to_copy()) at
+    the throttle's rate on every broker (each leader for what it sends, each follower for what it fetches), so at
+    rate x the fewer of the senders and the receivers."""
+    if rate <= 0 or not senders or not receivers:
+        raise ValueError("a recovery needs a positive rate, and brokers on both sides")
+    return copies / (rate * min(senders, receivers))
+
+
+def gates_beside_catch_up(restarts, watched, resolution):
+    """Each broker's gate wait after its restart beside the time its replicas took to catch up.
+
+    restarts: the kafka_restarts stats ([{host, node_id, gate_before_seconds, gate_after_seconds}]); watched:
+    {node id: {"registered": when it was back unfenced, "caught_up": when it was in every ISR of its again}};
+    resolution: seconds within which the two cannot be told apart (the watcher's and the gate's polling). Met
+    when the gate waited no longer than the catch-up, within that.
+    """
+    out = []
+    for r in restarts:
+        seen = watched.get(int(r["node_id"]), {})
+        catch_up = None
+        if seen.get("registered") is not None and seen.get("caught_up") is not None:
+            catch_up = round(max(0.0, seen["caught_up"] - seen["registered"]), 2)
+        gate = float(r["gate_after_seconds"])
+        out.append({"host": r["host"], "node_id": int(r["node_id"]), "gate_after_seconds": gate,
+                    "gate_before_seconds": float(r["gate_before_seconds"]), "catch_up_seconds": catch_up,
+                    "met": catch_up is not None and gate <= catch_up + resolution})  # fmt: skip
+    return out
+
+
+def isr_moments(polls, node):
+    """{"left", "registered", "caught_up"} of a broker's restart, from the watcher's polls [(time, snapshot)]
+    (snapshot: {"brokers": {id: {"fenced"}}, "partitions": [{replicas, isr}]}): when it first dropped out (fenced,
+    unregistered or out of an ISR of its), when it was registered unfenced again after it was last seen gone (or
+    after it dropped out, when no poll saw it gone), and when next in every ISR of its."""
+
+    def out_of_isr(s):
+        return any(node in p["replicas"] and node not in p["isr"] for p in s["partitions"])
+
+    def down(s):
+        broker = s["brokers"].get(node)
+        return broker is None or broker["fenced"] or out_of_isr(s)
+
+    left = first_after(polls, -math.inf, down)
+    if left is None:
+        return {"left": None, "registered": None, "caught_up": None}
+
+    def gone(s):
+        return node not in s["brokers"] or s["brokers"][node]["fenced"]
+
+    def live(s):
+        return not gone(s)
+
+    went = first_after(polls, left, gone)
+    registered = first_after(polls, left if went is None else went, live)
+    caught_up = None if registered is None else first_after(polls, registered, lambda s: not down(s))
+    return {"left": left, "registered": registered, "caught_up": caught_up}
+
+
+def led_outside(snapshot, dead):
+    """Every partition of the snapshot led by a live broker, with no dead broker left in its ISR."""
+    parts = snapshot["partitions"]
+    return bool(parts) and all(p["leader"] >= 0 and p["leader"] not in dead and not set(p["isr"]) & dead for p in parts)
+
+
+def registered(snapshot, brokers):
+    """Every one of brokers registered and unfenced in the snapshot."""
+    return all(b in snapshot["brokers"] and not snapshot["brokers"][b]["fenced"] for b in brokers)
+
+
+def whole_isr(snapshot):
+    """Every partition of the snapshot with its whole ISR."""
+    return bool(snapshot["partitions"]) and all(len(p["isr"]) == len(p["replicas"]) for p in snapshot["partitions"])
+
+
+def caught_up(quorum, voters, max_lag=5):
+    """The quorum (Admin.quorum()) read, led, with every one of voters voting and within max_lag of the leader."""
+    if not quorum or quorum["leader"] < 0 or set(quorum["voters"]) != set(voters):
+        return False
+    end = quorum["voters"].get(quorum["leader"], 0)
+    return all(end - offset <= max_lag for offset in quorum["voters"].values())
+
+
+def histogram_bytes(text):
+    """The live heap, bytes, from jcmd GC.class_histogram's output (its Total line, after the full GC it runs)."""
+    found = HISTOGRAM_TOTAL.search(text)
+    if not found:
+        raise ValueError("no Total line in the class histogram")
+    return int(found.group(2))
+
+
+def exporter_reads(text):
+    """{part: {"seconds", "ok", "at"}} of the cluster's exporter's last reads, from its /metrics text."""
+    out = {}
+    names = {"stretch_exporter_read_duration_seconds": "seconds", "stretch_exporter_read_success": "ok",
+             "stretch_exporter_last_read_timestamp_seconds": "at"}  # fmt: skip
+    for name, labels, value in SAMPLE.findall(text):
+        if name in names:
+            part = dict(re.findall(r'(\w+)="([^"]*)"', labels)).get("part")
+            out.setdefault(part, {})[names[name]] = float(value)
+    return out
+
+
+# -- judging and extrapolating ---------------------------------------------------------
+def slope(points):
+    """The log-log slope of [(partitions, cost)] (least squares): cost grows as partitions to this power."""
+    pts = [(math.log(p), math.log(c)) for p, c in points if p and c and c > 0]
+    if len(pts) < 2:
+        return None
+    mx, my = sum(x for x, _ in pts) / len(pts), sum(y for _, y in pts) / len(pts)
+    den = sum((x - mx) ** 2 for x, _ in pts)
+    return None if den == 0 else sum((x - mx) * (y - my) for x, y in pts) / den
+
+
+def extrapolate(points, target=EXTRAPOLATE_TO):
+    """The cost at target partitions by the power law through the largest measured point with the fitted slope,
+    and the slope; None when it cannot be fitted."""
+    b = slope(points)
+    if b is None:
+        return None
+    p, c = max(points)
+    return {"slope": round(b, 3), "at": target, "value": round(c * (target / p) ** b, 2)}
+
+
+def _figure(size, path):
+    value = size
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def verdict(report):
+    """[{"target", "value", "threshold", "met"}] of every target, each against the same run's smallest size."""
+    sizes = sorted(report.get("sizes") or [], key=lambda s: s["partitions"])
+    checks = []
+
+    def check(target, value, threshold, met):
+        checks.append({"target": target, "value": value, "threshold": threshold, "met": bool(met)})
+
+    for size in sizes:
+        for label, load in (("rolling restart", _figure(size, ("restart", "load"))),
+                            *((f"DC loss ({case})", _figure(size, ("dc_loss", case, "load")))
+                              for case in ("leader_elsewhere", "leader_in_lost_dc"))):  # fmt: skip
+            lost = None if not isinstance(load, dict) else load.get("lost")
+            check(f"{size['partitions']} partitions, {label}: acknowledged records lost", lost, 0, lost == 0)
+    if len(sizes) >= 2:
+        small, large = sizes[0], sizes[-1]
+        for key, what, ratio in RATIO_TARGETS:
+            a, b = small.get(key), large.get(key)
+            value = round(b / a, 2) if a and b is not None else None
+            check(f"{what} at {large['partitions']} over {small['partitions']} partitions", value, f"<= {ratio}",
+                  value is not None and value <= ratio)  # fmt: skip
+        for case in ("leader_elsewhere", "leader_in_lost_dc"):
+            a = _figure(small, ("dc_loss", case, "stall", "stall_seconds"))
+            b = _figure(large, ("dc_loss", case, "stall", "stall_seconds"))
+            value = round(b - a, 2) if a is not None and b is not None else None
+            check(f"DC-loss write stall ({case}) at {large['partitions']} over {small['partitions']} partitions, s",
+                  value, f"<= {STALL_GROWTH_SECONDS}", value is not None and value <= STALL_GROWTH_SECONDS)  # fmt: skip
+    for size in sizes:
+        n = size["partitions"]
+        for case in ("leader_elsewhere", "leader_in_lost_dc"):
+            over = _figure(size, ("dc_loss", case, "stall", "over_floor_seconds"))
+            check(f"{n} partitions, DC-loss stall ({case}) over its floor, s", over, f"<= {STALL_OVER_FLOOR_SECONDS}",
+                  over is not None and over <= STALL_OVER_FLOOR_SECONDS)  # fmt: skip
+        gates = _figure(size, ("restart", "gates")) or []
+        check(f"{n} partitions, each broker's gate wait no longer than its catch-up",
+              [(g["host"], g["gate_after_seconds"], g["catch_up_seconds"]) for g in gates], "gate <= catch-up",
+              gates and all(g["met"] for g in gates))  # fmt: skip
+        recovery = _figure(size, ("dc_loss", "leader_elsewhere", "recovery")) or {}
+        measured, model = recovery.get("catch_up_seconds"), recovery.get("model_seconds")
+        off = round(abs(measured - model) / model, 3) if measured is not None and model else None
+        check(f"{n} partitions, recovery against data / throttle ({measured} s, model {model} s)", off,
+              f"<= {RECOVERY_TOLERANCE}", off is not None and off <= RECOVERY_TOLERANCE)  # fmt: skip
+        scrape = size.get("exporter") or {}
+        reads = [r.get("seconds") if r.get("ok") else math.inf for r in (scrape.get("reads") or {}).values()]
+        slowest = max([scrape.get("scrape_seconds") or math.inf, *reads]) if scrape else None
+        check(f"{n} partitions, an exporter scrape and each of its reads, s", slowest, f"< {SCRAPE_SECONDS}",
+              slowest is not None and slowest < SCRAPE_SECONDS)  # fmt: skip
+    return checks
+
+
+# -- the table and the picture ---------------------------------------------------------
+COSTS = (  # (label, path in a size's figures)
+    ("preflight, s", ("offline", "preflight_seconds")),
+    ("placement (create), s", ("offline", "placement_create_seconds")),
+    ("create converge, s", ("create_converge_seconds",)),
+    ("create converge, admin requests", ("create_converge_requests", "total")),
+    ("no-op converge, s", ("noop_converge_seconds",)),
+    ("no-op converge, admin requests", ("noop_converge_requests", "total")),
+    ("status, s", ("status_seconds",)),
+    ("status, admin requests", ("status_requests", "total")),
+    ("exporter scrape, s", ("exporter", "scrape_seconds")),
+    ("exporter read of the partitions, s", ("exporter", "reads", "partitions", "seconds")),
+    ("rolling restart, s", ("restart", "seconds")),
+    ("rolling restart, longest write stall, s", ("restart", "load", "longest_stall_seconds")),
+    ("controller killed: new leader, s", ("controller_failover", "new_leader_seconds")),
+    ("DC loss, leader elsewhere: stall, s", ("dc_loss", "leader_elsewhere", "stall", "stall_seconds")),
+    ("DC loss, leader in the lost DC: stall, s", ("dc_loss", "leader_in_lost_dc", "stall", "stall_seconds")),
+    ("failover playbook, s", ("dc_loss", "leader_elsewhere", "failover_seconds")),
+    ("recovery: ISR full, s", ("dc_loss", "leader_elsewhere", "recovery", "catch_up_seconds")),
+    ("recovery: data / throttle, s", ("dc_loss", "leader_elsewhere", "recovery", "model_seconds")),
+    ("broker heap after a full GC, MiB", ("heap", "max_mib")),
+)
+
+
+def table(report):
+    """The Markdown table of every cost at every size, for docs/benchmarks.md."""
+    sizes = sorted(report.get("sizes") or [], key=lambda s: s["partitions"])
+    lines = ["| | " + " | ".join(f"{s['partitions']:,} partitions" for s in sizes) + " |",
+             "|---|" + "---|" * len(sizes)]  # fmt: skip
+    for label, path in COSTS:
+        values = [_figure(s, path) for s in sizes]
+        lines.append(f"| {label} | " + " | ".join("-" if v is None else f"{v:g}" if isinstance(v, (int, float))
+                                                 else str(v) for v in values) + " |")  # fmt: skip
+    return lines
+
+
+def draw(report, path=PICTURE):
+    import matplotlib  # noqa: PLC0415  only where the picture is drawn
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    sizes = sorted(report.get("sizes") or [], key=lambda s: s["partitions"])
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for label, path_ in COSTS:
+        points = [(s["partitions"], v) for s in sizes if isinstance(v := _figure(s, path_), (int, float)) and v > 0]
+        if len(points) >= 2:
+            ax.plot(*zip(*points, strict=True), marker="o", label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("partitions in the cluster (RF 4)")
+    ax.set_ylabel("cost (seconds, requests, MiB)")
+    ax.set_title("make bench-scale: what each operation costs as the cluster grows")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=6.5, loc="upper left")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def limits(report, shapes=((2, 2), (6, 6))):
+    """Which host limit a growing cluster reaches first, per broker shape ((brokers in dc1, in dc2)): the
+    partitions (RF 4, default segments per replica) at which a broker needs more open files than the role's
+    default limit, more memory maps than the role's vm.max_map_count, or (when the run measured it) more heap
+    than the overlay's, by the measured heap per replica."""
+    per_replica = (report.get("heap_per_1000_replicas_mib") or 0) / 1000
+    heap_mib = report.get("broker_heap_mib")
+    out = {}
+    for a, b in shapes:
+        by_dc = {"dc1": list(range(100, 100 + a)), "dc2": list(range(200, 200 + b))}
+        checks = {
+            "open files (kafka_node_nofile_limit 100000)": lambda load: (
+                sizing.needs(load["segments"])["open_files"] > 100000
+            ),
+            "memory maps (vm.max_map_count 262144)": lambda load: sizing.needs(load["segments"])["map_areas"] > 262144,
+        }
+        if per_replica and heap_mib:
+            checks[f"heap ({heap_mib} MiB)"] = lambda load: load["replicas"] * per_replica > heap_mib
+        out[f"{a}+{b} brokers"] = {name: first_reached(by_dc, reached) for name, reached in checks.items()}
+    return out
+
+
+def first_reached(by_dc, reached, most=10_000_000):
+    """The fewest partitions (one topic, RF 4, 3 segments a replica) at which the busiest broker's load
+    ({"replicas", "segments"}) makes reached() true, or None below most."""
+
+    def busiest(partitions):
+        load = sizing.broker_load([{"name": "t", "partitions": partitions}], RF, by_dc, {}, 3)
+        return max(load.values(), key=lambda x: x["segments"])
+
+    if not reached(busiest(most)):
+        return None
+    low, high = 1, most
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if reached(busiest(mid)) else (mid + 1, high)
+    return low
+
+
+def finish(report, path=REPORT, picture=PICTURE):
+    """Extrapolations, limits, the verdict, the table and the picture of a report; writes it."""
+    sizes = sorted(report.get("sizes") or [], key=lambda s: s["partitions"])
+    report["extrapolated"] = {
+        label: extrapolate([(s["partitions"], v) for s in sizes if isinstance(v := _figure(s, p), (int, float))])
+        for label, p in COSTS
+    }
+    report["limits"] = limits(report)
+    report["checks"] = verdict(report)
+    report["ok"] = bool(report["checks"]) and all(c["met"] for c in report["checks"]) and not report.get("problems")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1) + "\n")
+    print("\n".join(table(report)))
+    for c in report["checks"]:
+        print(f"{'met    ' if c['met'] else 'NOT MET'}  {c['target']}: {c['value']} (target {c['threshold']})")
+    for problem in report.get("problems") or []:
+        print(f"PROBLEM  {problem}")
+    if sizes:
+        draw(report, picture)
+    return report
+
+
+# -- on the testbed ---------------------------------------------------------------------
+class StallProbe(threading.Thread):
+    """An independent acks=all, idempotent producer (librdkafka, the load harness's settings) writing round robin
+    over a topic's partitions: each acknowledgement's time, and its own metadata's leader of each partition every
+    100 ms (librdkafka's statistics)."""
+
+    def __init__(self, config, topic, partitions, rate=100):
+        super().__init__(daemon=True)
+        from testkit.loadtest.harness import PRODUCER  # noqa: PLC0415  confluent-kafka only on the testbed
+
+        self.config = {**PRODUCER, "statistics.interval.ms": 100, "stats_cb": self._stats, **config}
+        self.topic, self.partitions, self.rate = topic, partitions, rate
+        self.acks, self.leaders, self.errors = [], [], []
+        self._last, self._halt = None, threading.Event()
+
+    def _stats(self, raw):
+        found = json.loads(raw).get("topics", {}).get(self.topic, {}).get("partitions", {})
+        leaders = {int(p): v.get("leader", -1) for p, v in found.items() if int(p) >= 0}
+        if leaders != self._last:
+            self.leaders.append((time.time(), leaders))
+            self._last = leaders
+
+    def _delivered(self, err, msg):
+        if err is None:
+            self.acks.append((msg.partition(), time.time()))
+        else:
+            self.errors.append((msg.partition(), err.name()))
+
+    def run(self):
+        from confluent_kafka import Producer  # noqa: PLC0415  only on the testbed
+
+        producer, sent, started = Producer(self.config), 0, time.monotonic()
+        while not self._halt.is_set():
+            due = int((time.monotonic() - started) * self.rate)
+            while sent < due:
+                producer.produce(self.topic, b"stall-probe", partition=self.partitions[sent % len(self.partitions)],
+                                 on_delivery=self._delivered)  # fmt: skip
+                sent += 1
+            producer.poll(0.01)
+        producer.flush(330)
+
+    def stop(self):
+        self._halt.set()
+        self.join(timeout=400)
+
+
+class Watcher(threading.Thread):
+    """Reads the registered brokers and every partition (leader, replicas, ISR) every interval: [(time, snapshot)]."""
+
+    def __init__(self, cluster, interval=WATCH_SECONDS, topic=None):
+        super().__init__(daemon=True)
+        self.cluster, self.interval, self.topic = cluster, interval, topic
+        self.polls, self._halt = [], threading.Event()
+
+    def run(self):
+        admin = self.cluster.admin(timeout=10)
+        try:
+            while not self._halt.wait(self.interval):
+                try:
+                    brokers = admin.brokers()
+                    found = admin.client.describe_topics([self.topic] if self.topic else None)
+                except Exception:  # noqa: BLE001  a read that fails is a poll missed, not a crash
+                    continue
+                parts = [{"topic": t["name"], "partition": p["partition_index"], "leader": p["leader_id"],
+                          "replicas": list(p["replica_nodes"]), "isr": list(p["isr_nodes"])}
+                         for t in found if not t["error_code"] for p in t["partitions"]]  # fmt: skip
+                self.polls.append((time.time(), {"brokers": brokers, "partitions": parts}))
+        finally:
+            admin.close()
+
+    def stop(self):
+        self._halt.set()
+        self.join(timeout=60)
+        return self.polls
+
+
+def wall_of_monotonic(mono):
+    """A CLOCK_MONOTONIC time (the host's and its containers') on this machine's wall clock."""
+    return time.time() - (time.monotonic() - mono)
+
+
+class ScaleBench:
+    def __init__(self, args):
+        from testkit import cluster as inventory  # noqa: PLC0415  reads the testbed's inventory
+
+        self.args = args
+        self.base = inventory.load()
+        self.cluster = self.base
+        self.inventory = [LOCAL]
+        self.first, self.second = self.base.dcs
+        self.problems = []
+        self.declared = []  # the scale topics declared so far
+        WORKDIR.mkdir(parents=True, exist_ok=True)
+        self.settings = {"kafka_node_nofile_limit": args.nofile, "kafka_node_broker_heap_opts": args.broker_heap,
+                         "kafka_ops_gate_interval": args.gate_interval}  # fmt: skip
+
+    # -- running playbooks --------------------------------------------------------
+    def layered(self, scale_topics):
+        from testkit import cluster as inventory  # noqa: PLC0415
+
+        directory = overlay(WORKDIR / "inventory", [*base_topics(), *scale_topics], self.settings)
+        self.inventory = [LOCAL, directory]
+        self.cluster = inventory.load(self.inventory)
+
+    def playbook(self, name, **extra):
+        from testkit.playbook import run  # noqa: PLC0415
+
+        print(f"bench-scale: {name}", flush=True)
+        result = run(self.inventory, name, log_dir=WORKDIR / "runs", timeout=7200, **extra)
+        if not result.ok:
+            raise BenchFailed(f"{name} failed (rc {result.returncode}); see {result.log}")
+        return result
+
+    def node_exec(self, host, command, check=True, timeout=120):
+        return subprocess.run(["podman", "exec", host, "sh", "-c", command], capture_output=True, text=True,
+                              timeout=timeout, check=check).stdout  # fmt: skip
+
+    def server_logs(self, nodes):
+        return "\n".join(self.node_exec(n.host, "cat /var/log/kafka/server.log", check=False) for n in nodes)
+
+    # -- the steps of one size ----------------------------------------------------
+    def converges(self, figures):
+        created = self.playbook("site")
+        figures["create_converge_seconds"] = created.seconds
+        figures["create_converge_changed"] = created.changed
+        figures["create_converge_requests"] = admin_requests(created.tasks)
+        noop = self.playbook("site")
+        figures["noop_converge_seconds"] = noop.seconds
+        figures["noop_converge_changed"] = noop.changed
+        figures["noop_converge_requests"] = admin_requests(noop.tasks)
+        if noop.changed:
+            self.problems.append(f"{figures['partitions']} partitions: the no-op converge changed {noop.changed}")
+        status = self.playbook("status")
+        figures["status_seconds"] = status.seconds
+        figures["status_requests"] = admin_requests(status.tasks)
+
+    def exporter(self, exporter_url, since):
+        """One scrape of the exporter once it has read the cluster since `since`; its time, size and reads."""
+        deadline = time.monotonic() + 600
+        while True:
+            started = time.monotonic()
+            with urllib.request.urlopen(exporter_url, timeout=60) as response:
+                text = response.read().decode()
+            took = time.monotonic() - started
+            reads = exporter_reads(text)
+            if all(r.get("at", 0) >= since for r in reads.values()) and reads:
+                return {"scrape_seconds": round(took, 3), "bytes": len(text), "reads": reads}
+            if time.monotonic() > deadline:
+                raise BenchFailed(f"the exporter read nothing after {since} in 600 s: {reads}")
+            time.sleep(2)
+
+    def load(self, label):
+        from testkit.loadtest.background import BackgroundLoad  # noqa: PLC0415
+
+        workdir = Path(tempfile.mkdtemp(prefix=f"load-{label}-", dir=WORKDIR))
+        config_file = self.cluster.client_config_file(workdir, "kafka-load")
+        return BackgroundLoad(self.cluster.bootstrap_servers, self.cluster.dcs, rate=LOAD_RATE, workdir=workdir,
+                              duration=7200, marks=True, client_config_file=config_file).start()  # fmt: skip
+
+    def stopped(self, load):
+        load.stop()
+        report = load.report()
+        keep = ("acknowledged", "lost", "reordered", "produce_errors", "unconfirmed", "longest_stall_seconds",
+                "latency_p99_ms", "windows")  # fmt: skip
+        return {k: report.get(k) for k in keep}
+
+    def rolling_restart(self):
+        load = self.load("restart")
+        watcher = Watcher(self.cluster)
+        watcher.start()
+        try:
+            run = self.playbook("rolling_restart", kafka_ops_restart_smoke_test=False,
+                                kafka_ops_restart_hosts=[n.host for n in self.cluster.brokers])  # fmt: skip
+        finally:
+            polls = watcher.stop()
+            report = self.stopped(load)
+        watched = {n.node_id: isr_moments(polls, n.node_id) for n in self.cluster.brokers}
+        interval = float(self.args.gate_interval)
+        return {"seconds": run.seconds, "load": report,
+                "gates": gates_beside_catch_up(run.stats.get("kafka_restarts", []), watched, WATCH_SECONDS + interval),
+                "watched": watched}  # fmt: skip
+
+    def heap(self):
+        """Each broker's live heap after a full GC: jcmd GC.class_histogram, from this machine (its JDK; the
+        nodes run a JRE), on the broker's JVM. A heap that cannot be read is a problem, its figure None."""
+        out = {}
+        for node in self.cluster.brokers:
+            try:
+                found = subprocess.run(["podman", "top", node.host, "hpid", "args"], capture_output=True, text=True,
+                                       check=True).stdout  # fmt: skip
+                pid = next((line.split()[0] for line in found.splitlines() if "kafka.Kafka" in line), None)
+                if pid is None:
+                    raise ValueError(f"no Kafka JVM in {node.host}")
+                histogram = subprocess.run(["jcmd", pid, "GC.class_histogram"], capture_output=True, text=True,
+                                           timeout=300, check=True).stdout  # fmt: skip
+                out[node.host] = histogram_bytes(histogram)
+            except (OSError, ValueError, subprocess.SubprocessError) as exc:
+                self.problems.append(f"{node.host}'s heap after a full GC could not be read: {exc}")
+                return {"bytes": out, "max_mib": None}
+        return {"bytes": out, "max_mib": round(max(out.values()) / 2**20, 1)}
+
+    def controller_failover(self):
+        """The active controller's JVM killed: time until a controller answers as the new leader."""
+        from testkit.cluster import quorum_leader_id, read_quorum, wait_until  # noqa: PLC0415
+
+        old = quorum_leader_id(self.cluster)
+        victim = next(c for c in self.cluster.controllers if c.node_id == old)
+        killed = time.monotonic()
+        self.node_exec(victim.host, "systemctl kill --signal=SIGKILL kafka; systemctl stop kafka")
+        answered = wait_until(lambda: (q := read_quorum(self.cluster)) and q["leader"] not in (-1, old) and q,
+                              timeout=120, interval=0.1)  # fmt: skip
+        seconds = round(time.monotonic() - killed, 2) if answered else None
+        subprocess.run(["podman", "exec", victim.host, "systemctl", "start", "kafka"], check=True)
+        voters = {c.node_id: c.dc for c in self.cluster.controllers}
+        back = wait_until(lambda: caught_up(read_quorum(self.cluster), voters), timeout=300, interval=1)
+        if seconds is None or not back:
+            self.problems.append(f"controller {victim.host} killed: new leader {seconds} s, back {bool(back)}")
+        return {"killed": victim.host, "new_leader_seconds": seconds, "quorum_back": bool(back)}
+
+    def place_quorum_leader(self, inside):
+        """Moves the quorum's leadership into the lost DC (inside) or out of it, by restarting the leader; True once
+        it is there."""
+        from testkit.cluster import quorum_leader_id, read_quorum, wait_until  # noqa: PLC0415
+
+        dc_of = {c.node_id: c.dc for c in self.cluster.controllers}
+        for _ in range(8):
+            leader = quorum_leader_id(self.cluster)
+            if (dc_of.get(leader) == self.second) == inside:
+                return True
+            host = next(c.host for c in self.cluster.controllers if c.node_id == leader)
+            self.node_exec(host, "systemctl restart kafka")
+            wait_until(lambda old=leader: quorum_leader_id(self.cluster) not in (-1, old), timeout=60, interval=1)
+            wait_until(lambda: caught_up(read_quorum(self.cluster), dc_of), timeout=180, interval=1)
+        return False
+
+    def session_timeout(self):
+        controller = self.cluster.controllers[0]
+        text = self.node_exec(controller.host, "cat /etc/kafka/server.properties", check=False)
+        found = re.search(r"^broker\.session\.timeout\.ms=(\d+)", text, re.M)
+        default = properties.WAN_DEFAULTS["controller"]["broker.session.timeout.ms"]
+        return int(found.group(1) if found else default) / 1000
+
+    def partition_bytes(self, brokers):
+        """{(topic, partition): bytes} of every partition the brokers hold, the largest of their replicas
+        (DescribeLogDirs)."""
+        admin = self.cluster.admin(timeout=60)
+        try:
+            sizes = {}
+            for reply in admin.client.describe_log_dirs(brokers=list(brokers)):
+                for log_dir in reply["log_dirs"]:
+                    for t in log_dir["topics"]:
+                        for p in t["partitions"]:
+                            key = (t["name"], p["partition_index"])
+                            sizes[key] = max(sizes.get(key, 0), p["partition_size"])
+            return sizes
+        finally:
+            admin.close()
+
+    def dc_loss(self, leader_in_lost_dc, away_minutes):
+        """The second DC's Kafka processes SIGKILLed under load: the stall's phases, the failover playbook's time,
+        and (with away_minutes) the recovery after that long away, against the data written meanwhile / the
+        throttle; without, the DC is brought back at once."""
+        from testkit.loadtest.harness import partition_leaders  # noqa: PLC0415
+
+        case = "leader_in_lost_dc" if leader_in_lost_dc else "leader_elsewhere"
+        if not self.place_quorum_leader(leader_in_lost_dc):
+            self.problems.append(f"the quorum's leader could not be placed for the case {case}")
+            return {"placed": False}
+        lost = [n for n in self.cluster.nodes if n.dc == self.second]
+        dead = {n.node_id for n in lost if "broker" in n.roles}
+        survivors_ = [n.node_id for n in self.cluster.brokers if n.dc == self.first]
+        config = self.cluster.user_configs["kafka-load"] | {"bootstrap.servers": self.cluster.bootstrap_servers}
+        parts = sorted(partition_leaders(config, "load"))
+        load, probe = self.load(case), StallProbe(config, "load", parts)
+        watcher = Watcher(self.cluster, interval=0.2, topic="load")
+        probe.start()
+        watcher.start()
+        time.sleep(10)
+        try:
+            return self._lose(case, lost, dead, survivors_, load, probe, watcher, parts, away_minutes)
+        except BaseException:
+            # Never leave the testbed with a DC down: bring it back, whatever failed, before the error goes on.
+            for running in (probe, watcher):
+                running.stop()
+            with contextlib.suppress(Exception):
+                self.playbook("dc_recovery", kafka_ops_failover_dc=self.second, kafka_ops_recovery_smoke_test=False)
+            with contextlib.suppress(Exception):
+                load.stop()
+            raise
+
+    def _lose(self, case, lost, dead, survivors_, load, probe, watcher, parts, away_minutes):
+        from testkit.cluster import wait_until  # noqa: PLC0415
+
+        before = self.partition_bytes(survivors_)
+        # Killed and stopped at once on every node of the DC: systemd would otherwise start the service again.
+        kill = "systemctl kill --signal=SIGKILL kafka; systemctl stop kafka"
+        procs = [subprocess.Popen(["podman", "exec", n.host, "sh", "-c", kill]) for n in lost]
+        for p in procs:
+            p.wait(timeout=60)
+        went = [int(self.node_exec(n.host, "systemctl show kafka -p InactiveEnterTimestampMonotonic --value").strip())
+                for n in lost]  # fmt: skip
+        killed = wall_of_monotonic(min(went) / 1e6)
+        load.mark(f"{self.second} lost", min(went) / 1e6)
+        time.sleep(30)
+        failover = self.playbook("dc_failover", kafka_ops_failover_dc=self.second, kafka_ops_failover_mode="kill")
+        survivors = [c for c in self.cluster.controllers if c.dc != self.second]
+        logs = self.server_logs(survivors)
+        elected = leader_at(logs, killed) if case == "leader_in_lost_dc" else None
+        moved = first_after(watcher.polls, killed, lambda s: led_outside(s, dead))
+        stall = stall_phases(killed, elected, fenced_at(logs, dead, killed), moved,
+                             partitions_known(probe.leaders, killed, dead), first_acks(probe.acks, killed),
+                             self.session_timeout(), parts)  # fmt: skip
+        figures = {"placed": True, "stall": stall, "failover_seconds": failover.seconds,
+                   "probe_errors": len(probe.errors)}  # fmt: skip
+        away = away_minutes * 60 if away_minutes else 0
+        time.sleep(max(0, away - (time.time() - killed)))
+        probe.stop()
+        watcher.stop()
+        grown = self.partition_bytes(survivors_)
+        replicas = self.replicas()
+        load.mark(f"{self.second} recovering")
+        recovering = time.time()
+        everything = Watcher(self.cluster, interval=1.0)
+        everything.start()
+        try:
+            recovery = self.playbook("dc_recovery", kafka_ops_failover_dc=self.second,
+                                     kafka_ops_recovery_smoke_test=False,
+                                     kafka_admin_replication_throttle_rate=self.args.throttle)  # fmt: skip
+        finally:
+            polls = everything.stop()
+            figures["load"] = self.stopped(load)
+        if away:
+            back = first_after(polls, recovering, lambda s: registered(s, dead))
+            full = None if back is None else first_after(polls, back, whole_isr)
+            copies = bytes_to_copy(before, grown, replicas, dead)
+            model = recovery_model(copies, self.args.throttle, len(self.cluster.brokers) - len(dead), len(dead))
+            figures["recovery"] = {
+                "away_seconds": round(recovering - killed, 1), "playbook_seconds": recovery.seconds,
+                "bytes_to_copy": copies, "throttle_bytes_per_second": self.args.throttle,
+                "catch_up_seconds": round(full - back, 1) if full and back else None,
+                "model_seconds": round(model, 1),
+            }  # fmt: skip
+        if not wait_until(self.whole, timeout=900, interval=5):
+            raise BenchFailed(f"the cluster was not whole again 15 minutes after {self.second}'s recovery")
+        return figures
+
+    def replicas(self):
+        """{(topic, partition): [replicas]} of every partition now."""
+        admin = self.cluster.admin(timeout=60)
+        try:
+            return {(t, p): r for t, topic in admin.topics().items() for p, r in topic["partitions"].items()}
+        finally:
+            admin.close()
+
+    def whole(self):
+        """Whether every partition has its whole ISR now (the recovery's own check, read again)."""
+        admin = self.cluster.admin(timeout=30)
+        try:
+            found, errors = admin.partitions()
+        finally:
+            admin.close()
+        return not errors and all(len(p["isr"]) == len(p["replicas"]) for p in found)
+
+    def size(self, total, exporter_url):
+        existing = partitions_of(self.base.model["declared"]["topics"]) + internal_partitions()
+        self.declared = grow_to(self.declared, total - existing)
+        self.layered(self.declared)
+        figures = {"partitions": total, "scale_topics": len(self.declared), "offline": offline(total)}
+        print(f"bench-scale: {total} partitions ({len(self.declared)} scale topics)", flush=True)
+        created_at = time.time()
+        self.converges(figures)
+        figures["exporter"] = self.exporter(exporter_url, created_at)
+        figures["restart"] = self.rolling_restart()
+        figures["heap"] = self.heap()
+        figures["controller_failover"] = self.controller_failover()
+        figures["dc_loss"] = {
+            "leader_elsewhere": self.dc_loss(False, self.args.away),
+            "leader_in_lost_dc": self.dc_loss(True, 0),
+        }
+        return figures
+
+    def cleanup(self):
+        admin = self.base.admin(timeout=120)
+        try:
+            names = [n for n in admin.topics() if n.startswith(PREFIX)]
+            if names:
+                admin.delete_topics(names)
+        finally:
+            admin.close()
+        self.inventory, self.cluster = [LOCAL], self.base
+        self.playbook("site")
+
+
+def exporter_running(cluster, workdir):
+    """The cluster's exporter as the role installs it (playbooks/monitoring.yml), run here; (process, its URL)."""
+    from testkit import cluster_exporter  # noqa: PLC0415
+    from testkit.cluster import playbook  # noqa: PLC0415
+    from testkit.prometheus import _free_port  # noqa: PLC0415
+
+    rules = Path(workdir) / "monitoring"
+    written = playbook(cluster, "monitoring", kafka_monitoring_dir=str(rules), log_dir=WORKDIR / "runs",
+                       kafka_monitoring_exporter_interval=EXPORTER_INTERVAL,
+                       kafka_monitoring_exporter_home=str(cluster_exporter.HOME))  # fmt: skip
+    if not written.ok:
+        raise BenchFailed(f"playbooks/monitoring.yml failed; see {written.log}")
+    port = _free_port()
+    log = (Path(workdir) / "exporter.log").open("w")
+    process = subprocess.Popen(cluster_exporter.command(rules / "stretch-exporter.json", f"127.0.0.1:{port}"),
+                               stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    return process, f"http://127.0.0.1:{port}/metrics"
+
+
+def wan_on(cluster):
+    """The testbed's WAN, put back as the inventory declares it when it is not on."""
+    from testkit.wan import control  # noqa: PLC0415
+    from testkit.wan import inventory as wan_inventory  # noqa: PLC0415
+
+    try:
+        links = control.State().links()
+    except RuntimeError:
+        links = []
+    if not any(link.delay_ms for link in links):
+        control.apply(wan_inventory.read(cluster.inventory))
+    return [vars(link) for link in control.State().links()]
+
+
+def measure(args, report):
+    bench = ScaleBench(args)
+    report["wan"] = wan_on(bench.base)
+    report["broker_heap_opts"], report["broker_heap_mib"] = args.broker_heap, heap_mib(args.broker_heap)
+    with tempfile.TemporaryDirectory() as workdir:
+        # The limits and heap first, with no scale topic yet: the brokers restart for them, unmeasured.
+        bench.layered([])
+        bench.playbook("site")
+        exporter, url = exporter_running(bench.cluster, workdir)
+        try:
+            for total in args.sizes:
+                report["sizes"].append(bench.size(total, url))
+                REPORT.write_text(json.dumps(report, indent=1) + "\n")
+        finally:
+            exporter.terminate()
+            report["problems"] += bench.problems
+            if not args.keep:
+                bench.cleanup()
+    sizes = sorted(report["sizes"], key=lambda s: s["partitions"])
+    points = [(max(s["offline"]["replicas_per_broker"].values()), s["heap"]["max_mib"]) for s in sizes
+              if s.get("heap", {}).get("max_mib") is not None]  # fmt: skip
+    if len(points) >= 2 and points[-1][0] > points[0][0]:
+        report["heap_per_1000_replicas_mib"] = round(
+            1000 * (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0]), 1)  # fmt: skip
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m testkit.bench.scale", description=__doc__.splitlines()[0])
+    p.add_argument("--size", type=int, action="append", dest="sizes", help="partitions in all (repeat)")
+    p.add_argument("--away", type=float, default=AWAY_MINUTES, help="minutes the lost DC stays away")
+    p.add_argument("--throttle", type=int, default=THROTTLE, help="the recovery's replication throttle, bytes/s")
+    p.add_argument("--nofile", type=int, default=NOFILE, help="the brokers' open-files limit in the overlay")
+    p.add_argument("--broker-heap", default=BROKER_HEAP, help="the brokers' heap options in the overlay")
+    p.add_argument("--gate-interval", type=float, default=1.0, help="kafka_ops_gate_interval")
+    p.add_argument("--keep", action="store_true", help="leave the scale topics and the overlay's settings in place")
+    p.add_argument("--offline", action="store_true", help="only preflight and placement, no cluster")
+    p.add_argument("--report", type=Path, help="only the verdict, the table and the picture of a saved report")
+    args = p.parse_args(argv)
+    args.sizes = sorted(args.sizes or SIZES)
+    if args.report:
+        return 0 if finish(json.loads(args.report.read_text()), args.report)["ok"] else 1
+    report = {"sizes": [], "problems": [], "rf": RF,
+              "offline": [offline(n) for n in sorted({*args.sizes, PLACEMENT_ONLY})]}  # fmt: skip
+    report["offline_placement_only"] = report["offline"][-1]
+    if args.offline:
+        for row in report["offline"]:
+            print(json.dumps({k: v for k, v in row.items() if k != "replicas_per_broker"}))
+        return 0
+    try:
+        measure(args, report)
+    except BenchFailed as exc:
+        report["problems"].append(str(exc))
+    return 0 if finish(report)["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

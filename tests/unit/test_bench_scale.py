@@ -1,0 +1,266 @@
+"""make bench-scale's own logic, from crafted inputs: the declared layout and its overlay, what a run's modules
+sent, Kafka's log lines, the DC-loss stall split into phases, the recovery's model, the gates beside the catch-up,
+and the verdict of a report."""
+
+import datetime
+import math
+
+import pytest
+from ansible.inventory.manager import InventoryManager
+from ansible.parsing.dataloader import DataLoader
+from ansible.vars.manager import VariableManager
+
+from testkit.bench import scale
+
+KILLED = 1_000_000.0
+
+
+def test_the_layout_cycles_through_realistic_topic_sizes_and_holds_exactly_the_partitions_asked():
+    topics = scale.layout(100)
+    assert [t["partitions"] for t in topics] == [6, 12, 3, 24, 6, 48, 1]
+    assert scale.partitions_of(topics) == 100
+    assert len(scale.layout(4000)) == 286
+    grown = scale.grow_to(topics, 1000)
+    assert grown[: len(topics)] == topics
+    assert scale.partitions_of(grown) == 1000
+    assert len({t["name"] for t in grown}) == len(grown), "a topic name taken twice"
+
+
+def test_the_overlay_declares_the_topics_over_the_testbeds_inventory(tmp_path):
+    declared = [{"name": "load", "partitions": 8}, *scale.layout(20)]
+    directory = scale.overlay(tmp_path / "overlay", declared, {"kafka_node_nofile_limit": 20000})
+    loader = DataLoader()
+    inventory = InventoryManager(loader=loader, sources=[str(scale.LOCAL), str(directory)])
+    variables = VariableManager(loader=loader, inventory=inventory)
+    for host in ("dc1-broker1", "dc3-controller"):
+        found = variables.get_vars(host=inventory.get_host(host))
+        assert found["kafka_topics"] == declared, host
+        assert found["kafka_node_nofile_limit"] == 20000, host
+
+
+def test_the_testbeds_own_topics_and_offsets_partitions_are_read_from_its_inventory():
+    assert {t["name"] for t in scale.base_topics()} >= {"load"}
+    assert scale.internal_partitions() == 8
+
+
+def test_the_admin_requests_of_a_run_are_summed_over_every_module_that_reported_them():
+    tasks = [
+        {"hosts": {"dc1-broker1": {"admin_requests": {"total": 5, "by_api": {"Metadata": 2, "ApiVersions": 3}}}}},
+        {"hosts": {"dc1-broker1": {"changed": False}}},
+        {"hosts": {"dc1-broker1": {"results": [{"admin_requests": {"total": 1, "by_api": {"Metadata": 1}}}]}}},
+    ]
+    assert scale.admin_requests(tasks) == {"total": 6, "by_api": {"ApiVersions": 3, "Metadata": 3}, "modules": 2}
+
+
+LOG = """\
+[2026-11-25 03:18:30,000] INFO [QuorumController id=1] Fencing broker 201 because its session has timed out. (x)
+[2026-11-25 03:18:40,500] INFO [RaftManager id=1] Completed transition to Leader(localId=1, epoch=7) (x)
+[2026-11-25 03:18:46,250] INFO [QuorumController id=1] Fencing broker 201 because its session has timed out. (x)
+[2026-11-25 03:18:47,000] INFO [QuorumController id=1] Fencing broker 202 because its session has timed out. (x)
+[2026-11-25 03:18:47,100] INFO [QuorumController id=1] Fencing broker 101 because its session has timed out. (x)
+a line without a time
+"""
+
+
+def test_kafkas_log_lines_give_the_new_leaders_transition_and_each_lost_brokers_fencing_after_the_kill():
+    since = scale.log_time("[2026-11-25 03:18:40,000]")
+    assert since == datetime.datetime(2026, 11, 25, 3, 18, 40, tzinfo=datetime.UTC).timestamp()
+    assert scale.leader_at(LOG, since) == pytest.approx(since + 0.5)
+    assert scale.fenced_at(LOG, {201, 202}, since) == {201: since + 6.25, 202: since + 7.0}
+    assert scale.leader_at(LOG, since + 1) is None
+    assert scale.log_time("not a log line") is None
+
+
+def test_a_client_knows_a_partitions_leader_once_its_metadata_names_a_live_one_after_the_kill():
+    timeline = [(KILLED - 5, {0: 201, 1: 101}), (KILLED + 2, {0: 201, 1: 101}), (KILLED + 7, {0: -1, 1: 101}),
+                (KILLED + 8, {0: 102, 1: 101})]  # fmt: skip
+    assert scale.partitions_known(timeline, KILLED, {201, 202}) == {0: KILLED + 8, 1: KILLED + 2}
+    acks = [(0, KILLED - 1), (1, KILLED + 0.5), (0, KILLED + 8.4), (0, KILLED + 9)]
+    assert scale.first_acks(acks, KILLED) == {1: KILLED + 0.5, 0: KILLED + 8.4}
+
+
+def test_a_stall_with_the_quorum_leader_elsewhere_is_split_from_the_kill_and_its_floor_is_the_session_timeout():
+    stall = scale.stall_phases(
+        KILLED, None, {201: KILLED + 5.5, 202: KILLED + 6.0}, KILLED + 6.2, {0: KILLED + 7.0, 1: KILLED + 6.5},
+        {0: KILLED + 7.3, 1: KILLED + 0.1}, session_timeout=6.0, partitions=[0, 1],
+    )  # fmt: skip
+    assert stall["phases"] == {"quorum_election": 0.0, "wait_before_fencing": 6.0,
+                               "partition_leader_elections": 0.2, "clients_discover_leaders": 0.8,
+                               "first_acknowledgement": 0.3}  # fmt: skip
+    assert stall["stall_seconds"] == 7.3
+    assert stall["first_ack_seconds"] == 0.1
+    assert stall["floor_seconds"] == 6.0
+    assert stall["over_floor_seconds"] == pytest.approx(1.3)
+
+
+def test_with_the_quorum_leader_lost_the_election_comes_first_and_the_floor_holds_it():
+    stall = scale.stall_phases(
+        KILLED, KILLED + 2.4, {201: KILLED + 8.4}, KILLED + 8.5, {0: KILLED + 8.6}, {0: KILLED + 8.7},
+        session_timeout=6.0, partitions=[0],
+    )  # fmt: skip
+    assert stall["phases"]["quorum_election"] == 2.4
+    assert stall["phases"]["wait_before_fencing"] == 6.0
+    assert stall["floor_seconds"] == 8.4
+    assert stall["over_floor_seconds"] == pytest.approx(0.3)
+
+
+def test_a_partition_never_written_again_leaves_the_stall_unmeasured_not_short():
+    stall = scale.stall_phases(
+        KILLED, None, {201: KILLED + 6}, KILLED + 6.1, {0: KILLED + 6.2, 1: KILLED + 6.3}, {0: KILLED + 6.4},
+        session_timeout=6.0, partitions=[0, 1],
+    )  # fmt: skip
+    assert stall["stall_seconds"] is None
+    assert stall["over_floor_seconds"] is None
+    assert stall["phases"]["first_acknowledgement"] is None
+    assert scale.stall_phases(KILLED, None, {}, None, {}, {}, 6.0, [0])["phases"]["wait_before_fencing"] is None
+
+
+def test_the_recovery_model_copies_what_was_written_to_the_lost_dcs_replicas_at_the_throttle_on_the_fewer_side():
+    before = {("load", 0): 1000, ("load", 1): 5000}
+    after = {("load", 0): 61_000, ("load", 1): 5000, ("new", 0): 40_000}
+    replicas = {("load", 0): [101, 102, 201, 202], ("load", 1): [201, 202, 101, 102], ("new", 0): [101, 201, 102, 202]}
+    # 60,000 bytes written to load-0 and 40,000 to a partition created meanwhile, each twice in the lost DC.
+    assert scale.bytes_to_copy(before, after, replicas, {201, 202}) == 200_000
+    # 240 MB to copy, 1 MiB/s a broker, 2 senders and 2 receivers: at 2 MiB/s.
+    assert scale.recovery_model(240e6, 2**20, 2, 2) == pytest.approx(240e6 / 2**21)
+    assert scale.recovery_model(240e6, 2**20, 3, 2) == scale.recovery_model(240e6, 2**20, 2, 2)
+    with pytest.raises(ValueError, match="positive rate"):
+        scale.recovery_model(1, 0, 2, 2)
+
+
+def snapshot(fenced=False, registered=True, isr=(101, 102, 201, 202)):
+    brokers = {b: {"fenced": fenced and b == 201} for b in (101, 102, 201, 202) if registered or b != 201}
+    return {"brokers": brokers, "partitions": [{"replicas": [101, 102, 201, 202], "isr": list(isr), "leader": 101}]}
+
+
+def test_a_brokers_restart_is_read_from_the_watchers_polls_and_its_gate_judged_against_its_catch_up():
+    polls = [(10.0, snapshot()), (11.0, snapshot(isr=(101, 102, 202))), (12.0, snapshot(registered=False)),
+             (14.0, snapshot(isr=(101, 102, 202))), (17.5, snapshot()), (18.0, snapshot())]  # fmt: skip
+    moments = scale.isr_moments(polls, 201)
+    assert moments == {"left": 11.0, "registered": 14.0, "caught_up": 17.5}
+    restarts = [
+        {"host": "dc2-broker1", "node_id": 201, "gate_before_seconds": 0.4, "gate_after_seconds": 4.2},
+        {"host": "dc2-broker2", "node_id": 202, "gate_before_seconds": 0.4, "gate_after_seconds": 9.0},
+    ]
+    judged = scale.gates_beside_catch_up(restarts, {201: moments}, resolution=1.5)
+    assert judged[0]["catch_up_seconds"] == 3.5
+    assert judged[0]["met"]
+    assert judged[1]["catch_up_seconds"] is None
+    assert not judged[1]["met"], "a broker whose catch-up nobody saw is not met"
+    assert scale.isr_moments([(1.0, snapshot())], 201) == {"left": None, "registered": None, "caught_up": None}
+
+
+def test_the_cluster_is_led_outside_the_lost_dc_once_no_dead_broker_leads_or_is_in_an_isr():
+    parts = [{"leader": 101, "replicas": [101, 201], "isr": [101, 201]}]
+    assert not scale.led_outside({"partitions": parts}, {201})
+    parts[0]["isr"] = [101]
+    assert scale.led_outside({"partitions": parts}, {201})
+    assert not scale.led_outside({"partitions": []}, {201})
+    assert scale.whole_isr({"partitions": [{"replicas": [1, 2], "isr": [2, 1]}]})
+    assert scale.registered(snapshot(), [201])
+    assert not scale.registered(snapshot(fenced=True), [201])
+
+
+def test_the_quorum_is_caught_up_with_every_voter_voting_and_close_to_the_leader():
+    voters = {1: "dc1", 2: "dc2", 3: "dc3"}
+    assert scale.caught_up({"leader": 1, "voters": {1: 100, 2: 98, 3: 100}}, voters)
+    assert not scale.caught_up({"leader": 1, "voters": {1: 100, 2: 90, 3: 100}}, voters)
+    assert not scale.caught_up({"leader": -1, "voters": {1: 100, 2: 100, 3: 100}}, voters)
+    assert not scale.caught_up({"leader": 1, "voters": {1: 100, 3: 100}}, voters)
+    assert not scale.caught_up(None, voters)
+
+
+def test_the_live_heap_is_the_class_histograms_total_and_the_exporters_reads_come_from_its_metrics():
+    histogram = "  1:  5000  240000  [B (java.base@17)\nTotal        123456       98765432\n"
+    assert scale.histogram_bytes(histogram) == 98765432
+    with pytest.raises(ValueError, match="no Total line"):
+        scale.histogram_bytes("nothing")
+    metrics = """# HELP x
+stretch_exporter_read_success{part="groups"} 1
+stretch_exporter_read_duration_seconds{part="groups"} 0.25
+stretch_exporter_last_read_timestamp_seconds{part="groups"} 1.7e+09
+stretch_exporter_read_success{part="partitions"} 0
+stretch_exporter_read_duration_seconds{part="partitions"} 3.5
+stretch_partitions_under_min_isr{dc="dc1",topic="load"} 0
+"""
+    assert scale.exporter_reads(metrics) == {"groups": {"ok": 1.0, "seconds": 0.25, "at": 1.7e9},
+                                             "partitions": {"ok": 0.0, "seconds": 3.5}}  # fmt: skip
+    assert scale.heap_mib("-Xms1g -Xmx1g") == 1024
+    assert scale.heap_mib("-Xmx384m") == 384
+
+
+def test_a_cost_is_extrapolated_along_its_measured_log_log_slope():
+    linear = [(100, 1.0), (1000, 10.0), (4000, 40.0)]
+    assert scale.slope(linear) == pytest.approx(1.0)
+    assert scale.extrapolate(linear) == {"slope": 1.0, "at": 50_000, "value": 500.0}
+    assert scale.slope([(100, 2.0), (4000, 2.0)]) == pytest.approx(0.0)
+    assert scale.extrapolate([(100, 1.0)]) is None
+
+
+def test_the_first_limit_a_growing_cluster_reaches_is_where_the_busiest_broker_crosses_it():
+    by_dc = {"dc1": [101, 102], "dc2": [201, 202]}
+    reached = scale.first_reached(by_dc, lambda load: load["segments"] > 95000)
+    # RF 4 on 2 + 2: every broker holds every partition and the 100 internal ones, 3 segments each.
+    assert (reached + 100) * 3 > 95000 >= (reached - 1 + 100) * 3
+    assert scale.first_reached(by_dc, lambda load: False) is None
+    found = scale.limits({"heap_per_1000_replicas_mib": 50.0, "broker_heap_mib": 1024})
+    assert set(found["2+2 brokers"]) == {"open files (kafka_node_nofile_limit 100000)",
+                                         "memory maps (vm.max_map_count 262144)", "heap (1024 MiB)"}  # fmt: skip
+    assert found["2+2 brokers"]["heap (1024 MiB)"] < found["2+2 brokers"]["open files (kafka_node_nofile_limit 100000)"]
+
+
+def size(partitions, noop, status, stall_elsewhere, stall_lost, lost=0, gate=3.0, catch_up=3.0, catch=60.0):
+    def loss(stall, floor):
+        return {
+            "load": {"lost": lost},
+            "stall": {"stall_seconds": stall, "over_floor_seconds": round(stall - floor, 2)},
+        }
+
+    return {
+        "partitions": partitions, "noop_converge_seconds": noop, "status_seconds": status,
+        "restart": {"load": {"lost": lost}, "gates": [{"host": "b", "gate_after_seconds": gate,
+                                                       "catch_up_seconds": catch_up, "met": gate <= catch_up + 1.5}]},
+        "exporter": {"scrape_seconds": 0.05, "reads": {"partitions": {"ok": 1.0, "seconds": 1.2}}},
+        "dc_loss": {"leader_elsewhere": {**loss(stall_elsewhere, 6.0), "recovery": {"catch_up_seconds": catch,
+                                                                                    "model_seconds": 57.2}},
+                    "leader_in_lost_dc": loss(stall_lost, 8.4)},
+    }  # fmt: skip
+
+
+def test_the_verdict_holds_each_target_against_the_smallest_size_of_the_same_run():
+    report = {"sizes": [size(4000, 140, 5.0, 6.4, 9.1), size(100, 100, 4.0, 6.2, 8.9)]}
+    checks = {c["target"]: c for c in scale.verdict(report)}
+    assert all(c["met"] for c in checks.values()), [c for c in checks.values() if not c["met"]]
+    assert checks["a no-op converge at 4000 over 100 partitions"]["value"] == 1.4
+    report["sizes"][0] = size(4000, 160, 5.0, 7.5, 9.1, lost=2, catch=80.0)
+    failed = {c["target"] for c in scale.verdict(report) if not c["met"]}
+    assert failed == {
+        "4000 partitions, rolling restart: acknowledged records lost",
+        "4000 partitions, DC loss (leader_elsewhere): acknowledged records lost",
+        "4000 partitions, DC loss (leader_in_lost_dc): acknowledged records lost",
+        "a no-op converge at 4000 over 100 partitions",
+        "DC-loss write stall (leader_elsewhere) at 4000 over 100 partitions, s",
+        "4000 partitions, DC-loss stall (leader_elsewhere) over its floor, s",
+        "4000 partitions, recovery against data / throttle (80.0 s, model 57.2 s)",
+    }
+
+
+def test_a_figure_the_run_did_not_measure_is_a_target_not_met():
+    bare = {"partitions": 100}
+    checks = scale.verdict({"sizes": [bare]})
+    assert checks
+    assert not any(c["met"] for c in checks)
+    assert not scale.verdict({"sizes": []})
+
+
+def test_a_saved_report_gets_its_table_picture_and_verdict(tmp_path, capsys):
+    report = {"sizes": [size(100, 100, 4.0, 6.2, 8.9), size(4000, 140, 5.0, 6.4, 9.1)], "problems": []}
+    for s, n in zip(report["sizes"], (100, 4000), strict=True):
+        s["offline"] = {"preflight_seconds": 0.001 * n, "placement_create_seconds": 0.00002 * n}
+    done = scale.finish(report, tmp_path / "bench-scale.json", tmp_path / "bench-scale.png")
+    assert done["ok"]
+    assert (tmp_path / "bench-scale.png").stat().st_size > 10_000
+    out = capsys.readouterr().out
+    assert "| no-op converge, s | 100 | 140 |" in out
+    assert done["extrapolated"]["no-op converge, s"]["slope"] == pytest.approx(math.log(1.4) / math.log(40), abs=1e-3)
+    assert "met      a no-op converge at 4000 over 100 partitions" in out
