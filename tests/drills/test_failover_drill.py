@@ -297,7 +297,7 @@ class Drill:
         # per follower broker and leader broker it fetches from, each at most replica.fetch.response.max.bytes,
         # over the quota's window (docs/observability.md).
         response_max = self.broker_setting("replica.fetch.response.max.bytes")
-        bound = cap + len(senders) * len(receivers) * response_max / THROTTLE_WINDOW
+        bound = traffic.throttle_bound(THROTTLE_RATE, len(senders), len(receivers), response_max, THROTTLE_WINDOW)
         peak = traffic.peak_rate(series, THROTTLE_WINDOW)
         # The catch-up's span: from the first 1% of the bytes to the last.
         started = next(t for t, b in series if b >= 0.01 * crossed)
