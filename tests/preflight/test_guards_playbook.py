@@ -104,7 +104,7 @@ def test_a_release_change_on_a_broker_never_formatted_is_let_through(tmp_path):
     no_cluster(inv)
     rc, out, result = run("release_guard.yml", inv, tmp_path, **NO_CLUSTER)
     assert rc == 0, out
-    [(_, guard)] = result.results("Read the finalized features from any broker, and refuse a release that cannot run them")
+    [(_, guard)] = result.results("Read the finalized features from any broker")
     assert (guard["read"], guard["refusals"]) == (False, []), guard
     assert guard["notes"][0].startswith("no node is formatted and no broker answered"), guard
 
