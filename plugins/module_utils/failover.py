@@ -97,9 +97,9 @@ def plan(topics, min_isr, lost, target, cluster_relaxed, dc):
             if sum(1 for r in replicas if r not in lost) < min(value, len(replicas))
         )
         if short:
-            fewest = min(kept for _, kept in short)
+            fewest = min(kept for _partition, kept in short)
             unwritable.append(
-                f"{name} ({len(short)} partition(s), {_listed([str(p) for p, _ in short])}: as few as {fewest} "
+                f"{name} ({len(short)} partition(s), {_listed([str(p) for p, _kept in short])}: as few as {fewest} "
                 f"replica(s) outside {dc}, under its min.insync.replicas {value}"
                 + (f", its own {now['value']} lowered to {value}" if name in relax else "")
                 + ")"

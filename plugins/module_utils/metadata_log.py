@@ -332,7 +332,7 @@ def read(partition, max_bytes, timeout, command, clock=time.monotonic, popen=sub
     try:
         plan, complete = tail(segments, max_bytes, lambda path, left: walk_from_index(path, left, deadline, clock))
         sizes = dict(segments)
-        result.update(segments=[p for p, _ in plan], bytes=sum(sizes[p] - start for p, start in plan),
+        result.update(segments=[path for path, _start in plan], bytes=sum(sizes[p] - start for p, start in plan),
                       complete=complete)  # fmt: skip
         if not complete:
             result["bound"] = f"the newest {max_bytes} bytes of the metadata log (max_bytes)"

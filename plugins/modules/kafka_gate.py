@@ -23,7 +23,7 @@ options:
     type: str
     required: true
     choices: [broker_down_safe, broker_back, broker_drained, broker_stopped, controller_down_safe, controller_back,
-              quorum_ready, cluster_ready, cluster_healthy, dc_lost]
+              quorum_ready, cluster_ready, cluster_healthy, topics_writable, dc_lost]
   node_id:
     description: The node being restarted (the node gates).
     type: int
@@ -108,15 +108,15 @@ registered:
   elements: int
 lost_since:
   description:
-    - For C(dc_lost), when the DC went silent in Kafka's own record: the last fetch from the quorum's leader of
-      the first of its brokers (or controllers) to stop, epoch seconds on the leader's clock as it gives them.
+    - For C(dc_lost), when the DC went silent in Kafka's own record. That is the last fetch from the quorum's leader
+      of the first of its brokers (or controllers) to stop, epoch seconds on the leader's clock as it gives them.
     - Null unless the leader gives a fetch time for every one of them (it drops an observer 300 s after its last
       fetch, and a leader elected after the loss never had them).
   returned: when gate is dc_lost
   type: float
 lost_by:
   description:
-    - For C(dc_lost), a bound of C(lost_since) when that is null: the earliest fetch time the leader still gives
+    - For C(dc_lost), a bound of C(lost_since) when that is null, the earliest fetch time the leader still gives
       for one of the DC's brokers (or controllers); null when it gives none.
   returned: when gate is dc_lost
   type: float

@@ -12,7 +12,8 @@ description:
     internal ones included, its partitions' replicas and its effective C(min.insync.replicas) (its own, or the
     cluster-wide one), and returns the topics whose own value is above I(target), to be lowered to it, and the
     value each topic runs with once the failover is done. Fails, naming them, when a topic would stay
-    unwritable all the same (fewer replicas outside the lost DC than that value): nothing must be relaxed then.
+    unwritable all the same (fewer replicas outside the lost DC than that value), since nothing may be relaxed
+    then.
     A reply that misses a topic or carries an error fails closed, naming the topic.
   - With I(values), sets each topic's own C(min.insync.replicas) to the value given, first with validate_only,
     and only where it differs (with Eligible Leader Replicas every update clears the topic's ELR). A topic that

@@ -13,7 +13,7 @@ description:
     topic with acks=all, again and again, until each one acknowledges a write, and reports
     how long after I(since) each partition first did.
   - With I(transactional), then commits a transaction that writes one probe record, again and again until one
-    commits (each attempt bounded): a transactional producer's init and commit write C(__transaction_state),
+    commits (each attempt bounded). A transactional producer's init and commit write C(__transaction_state),
     which has a C(min.insync.replicas) of its own.
   - Writes only probe records to the probe topic; reports C(changed=false).
 options:
