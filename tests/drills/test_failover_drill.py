@@ -412,7 +412,7 @@ class Drill:
         # 3 when the cluster was converged strict (the testbed's is 2: set here, once a transaction created it).
         declared = [*self.cluster.model["declared"]["topics"],
                     {"name": STRICT_TOPIC, "partitions": 4, "configs": {"min.insync.replicas": 3}}]  # fmt: skip
-        run = self.playbook("topics", kafka_topics=declared)
+        run = self.playbook("topics", kafka_topics=declared, **strict)
         committed = self.transaction(STRICT_TOPIC)
         self.set_own_min_isr(TRANSACTIONS, 3)
         own = self.own_min_isr([STRICT_TOPIC, TRANSACTIONS])
