@@ -1,6 +1,9 @@
 """A DC failover: which of the DC's nodes the run stopped or could not reach, and what it relaxes and records."""
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import failover_moment
 from ansible_collections.stretch.kafka.plugins.module_utils.failover import (
@@ -11,6 +14,8 @@ from ansible_collections.stretch.kafka.plugins.module_utils.failover import (
     refusal,
     restore_values,
 )
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def node(host, stopped_at=None):
@@ -137,3 +142,31 @@ def test_records_that_disagree_or_are_of_another_dc_are_never_restored_on_a_gues
         restore_values("dc2", [{"dc": "dc2", "topics": {"strict": 3}}, {"dc": "dc2", "topics": {"strict": 4}}])
     with pytest.raises(FailoverError, match=r"a record of 'dc1' where 'dc2'"):
         restore_values("dc2", [{"dc": "dc1", "topics": {"strict": 3}}])
+
+
+# -- the playbook: Kafka's record of the outage is always read, and what is lowered is recorded first ----------------
+def plays(name):
+    return yaml.safe_load((REPO / "playbooks" / name).read_text())
+
+
+def test_the_failover_always_reads_kafkas_record_of_the_outage_and_says_what_it_found():
+    # Before, the metadata log's play was skipped, without a line, when the quorum gave no start of the loss.
+    [record] = [p for p in plays("dc_failover.yml") if "metadata log" in p["name"]]
+    assert [t.get("when") for t in record["tasks"]] == [None, None]
+    assert [t["ansible.builtin.include_role"]["tasks_from"] for t in record["tasks"]] == [
+        "metadata_record.yml",
+        "failover_record.yml",
+    ]
+
+
+def test_the_failover_records_the_topics_own_values_before_it_relaxes_them_and_the_recovery_puts_them_back():
+    names = [p["name"] for p in plays("dc_failover.yml")]
+    record = next(i for i, n in enumerate(names) if n.startswith("Record on the surviving controllers"))
+    relax = next(i for i, n in enumerate(names) if n.startswith("Relax what the plan names"))
+    plan = next(i for i, n in enumerate(names) if n.startswith("Confirm in Kafka's view"))
+    assert plan < record < relax
+    recovery = [p["name"] for p in plays("dc_recovery.yml")]
+    assert recovery.index("Read what the DC's failover lowered, from the surviving controllers' records") < (
+        recovery.index("Start every node of the DC")
+    )
+    assert recovery[-1] == "Remove the record of the failover, its values put back"
