@@ -227,6 +227,15 @@ def disagreement(a, b):
     return abs(a - b) / top if top else 0.0
 
 
+def throttle_bound(rate, senders, receivers, response_max, window):
+    """The most a replication throttle of rate (bytes per second, per broker) lets across a link over window
+    seconds, in bytes per second: the rate times the fewer of the sending and receiving brokers, plus the fetch
+    responses already granted when the rate is reached, which Kafka's quota lets through whole: one per follower
+    and leader broker pair, each at most response_max (replica.fetch.response.max.bytes), over the window
+    (docs/observability.md)."""
+    return rate * min(senders, receivers) + senders * receivers * response_max / window
+
+
 def peak_rate(samples, window):
     """The highest rate, in bytes per second, over any span of at least window seconds of samples.
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.stretch.kafka.plugins.module_utils import (
     certificates,
+    failover,
     features,
     identity,
     java_properties,
@@ -57,28 +57,32 @@ def downgrade_refusal(described, version):
     return features.downgrade_refusal(features.parse_describe(described), version)
 
 
-def failover_moment(lost, now=None):
-    """When a lost DC went down, and which of its nodes the run stopped or could not reach.
+def failover_moment(lost):
+    """Which of a lost DC's nodes the run stopped and which it could not reach.
 
     lost: the hostvars of the DC's nodes after the play that takes them down.
-    A node it reached carries kafka_node_stopped_at (epoch seconds, from
-    systemd); one it could not reach was down before the run, the usual case
-    in an outage, and carries none. since is the earliest stop the run made,
-    or, when it reached none, now (when the run found the DC down): the
-    writability that follows is timed from there, and timed_from says which.
+    A node it reached carries kafka_node_stopped_at (from systemd); one it
+    could not reach was down before the run, the usual case in an outage, and
+    carries none. No time of the run's own comes out: the outage is timed
+    from Kafka's record only (module_utils/metadata_log.py).
     """
-    stopped, unreachable = {}, []
+    stopped, unreachable = [], []
     for node in lost:
         at = node.get("kafka_node_stopped_at")
-        if at is None or at == "":
-            unreachable.append(node["inventory_hostname"])
-        else:
-            stopped[node["inventory_hostname"]] = float(at)
-    if stopped:
-        since, timed_from = min(stopped.values()), "the first node the run stopped"
-    else:
-        since, timed_from = (time.time() if now is None else float(now)), "the run finding the DC down"
-    return {"since": since, "timed_from": timed_from, "stopped": sorted(stopped), "unreachable": sorted(unreachable)}
+        (unreachable if at is None or at == "" else stopped).append(node["inventory_hostname"])
+    return {"stopped": sorted(stopped), "unreachable": sorted(unreachable)}
+
+
+def failover_record(recorded, dc, relax):
+    """The record of the topics' own min.insync.replicas dc's failovers lowered (module_utils/failover.py), from
+    the records read on the surviving controllers (None where there was none) and what this run lowers."""
+    return failover.merge_record(dc, recorded, relax or {})
+
+
+def failover_restore(recorded, dc):
+    """{topic: its own min.insync.replicas} to put back after dc's failover, from the records read on the
+    surviving controllers; an error when they disagree."""
+    return failover.restore_values(dc, recorded)
 
 
 def properties_file(settings, comment=()):
@@ -131,6 +135,8 @@ class FilterModule:
             "checksum_problem": _guard(releases.checksum_problem),
             "smoke_cluster_args": _guard(smoke_cluster_args),
             "failover_moment": _guard(failover_moment),
+            "failover_record": _guard(failover_record),
+            "failover_restore": _guard(failover_restore),
             "scrape_targets": _guard(nodes.scrape_targets),
             "tls_targets": _guard(nodes.tls_targets),
             "server_properties": _guard(properties.node_server_properties),

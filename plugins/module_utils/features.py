@@ -114,3 +114,85 @@ def downgrade_refusal(described, version):
             "A rollback is possible only before the features are finalized (playbooks/features.yml)"
         )
     return ""
+
+
+# metadata.version's levels as Kafka numbers them (MetadataVersion; 3.3-IV3, level 7, is the oldest a 4.x cluster
+# runs), by name: the admin protocol's DescribeFeatures gives the level, kafka-features prints the name.
+METADATA_VERSION_LEVELS = dict(
+    enumerate(
+        ["3.0-IV1", "3.1-IV0", "3.2-IV0", "3.3-IV0", "3.3-IV1", "3.3-IV2", "3.3-IV3", "3.4-IV0", "3.5-IV0", "3.5-IV1",
+         "3.5-IV2", "3.6-IV0", "3.6-IV1", "3.6-IV2", "3.7-IV0", "3.7-IV1", "3.7-IV2", "3.7-IV3", "3.7-IV4", "3.8-IV0",
+         "3.9-IV0", "4.0-IV0", "4.0-IV1", "4.0-IV2", "4.0-IV3", "4.1-IV0", "4.1-IV1", "4.2-IV0", "4.2-IV1", "4.3-IV0"],
+        start=1,
+    )
+)  # fmt: skip
+
+
+def _hosts(nodes):
+    return ", ".join(n["host"] for n in nodes)
+
+
+def _by_version(nodes):
+    versions = {}
+    for n in nodes:
+        versions.setdefault(str(n["version"]), []).append(n)
+    return sorted(versions.items())
+
+
+def release_guard(nodes, read):
+    """Whether the releases a run installs may run the cluster's finalized features, judged before any node changes.
+
+    nodes: the Kafka nodes of the run, as {"host", "formatted" (its meta.properties exists), "current" (the
+    release directory its current link names, "" for none), "release" (the one this run installs), "version"
+    (kafka_node_version)}. read(): the cluster's finalized features, {feature: level}, over the admin protocol
+    from any broker that answers; it is always tried. A node whose release changes (its link differs or is
+    missing) to one older than the finalized metadata.version is refused, whichever host is first in the
+    inventory: a rebuilt or new node has no disk to say the cluster exists, the cluster's answer does. When the
+    features cannot be read (or carry a level this collection does not know) and any node was formatted, every
+    release change is refused (fails closed); with no node formatted the cluster is new, and with no release
+    changing the binaries that run it stay: nothing to refuse. Returns {"read", "finalized", "refusals", "notes"}.
+    """
+    result = {"read": False, "finalized": None, "refusals": [], "notes": []}
+    changing = [n for n in nodes if n["current"] != n["release"]]
+    try:
+        features = read()
+        if METADATA_VERSION not in (features or {}):
+            raise FeatureError(f"the cluster's reply has no finalized {METADATA_VERSION}")
+    except Exception as exc:  # noqa: BLE001  any failed read refuses a change in a formatted cluster, naming why
+        why = str(exc) if isinstance(exc, FeatureError) else f"{type(exc).__name__}: {exc}"
+        if not any(n["formatted"] for n in nodes):
+            result["notes"].append(f"no node is formatted and no broker answered ({why}): a new cluster")
+            return result
+        if not changing:
+            result["notes"].append(f"the cluster's finalized features could not be read ({why}); no release changes")
+            return result
+        reason = (
+            why
+            if isinstance(exc, FeatureError)
+            else (
+                f"the cluster's finalized features could not be read ({why}). A downgrade past them cannot be ruled "
+                "out: run this again once the cluster answers (start it on the release it runs now if it is down)"
+            )
+        )
+        for version, hosts in _by_version(changing):
+            result["refusals"].append(
+                f"kafka_node_version={version} changes the release of {_hosts(hosts)} in a formatted cluster, but "
+                + reason
+            )
+        return result
+    result.update(read=True, finalized=features)
+    level = int(features[METADATA_VERSION])
+    name = METADATA_VERSION_LEVELS.get(level)
+    newest = max(METADATA_VERSION_LEVELS)
+    for version, hosts in _by_version(changing):
+        if name is None:
+            what = (f"newer than any release this collection knows (up to {METADATA_VERSION_LEVELS[newest]}, level "
+                    f"{newest})" if level > newest else "a level this collection does not know")  # fmt: skip
+            result["refusals"].append(
+                f"kafka_node_version={version} on {_hosts(hosts)}: the cluster's {METADATA_VERSION} is finalized at "
+                f"level {level}, {what}: whether Kafka {version} can read it is not known"
+            )
+        elif release_of(name) > release_of(version):
+            refusal = downgrade_refusal({METADATA_VERSION: {"finalized": name}}, version)
+            result["refusals"].append(f"kafka_node_version={version} on {_hosts(hosts)}: {refusal}")
+    return result

@@ -42,7 +42,7 @@ NODE_GATES = (
     "controller_down_safe",
     "controller_back",
 )
-CLUSTER_GATES = ("quorum_ready", "cluster_ready", "cluster_healthy")
+CLUSTER_GATES = ("quorum_ready", "cluster_ready", "cluster_healthy", "topics_writable")
 # Gates about a whole DC: their subject is the DC's name.
 DC_GATES = ("dc_lost",)
 GATES = NODE_GATES + CLUSTER_GATES + DC_GATES
@@ -55,6 +55,7 @@ NEEDS = {
     "broker_drained": ("partitions",),
     "broker_stopped": ("brokers",),
     "dc_lost": ("quorum", "brokers"),
+    "topics_writable": ("brokers", "partitions"),
 }
 # A voter that has not fetched from the quorum's leader for longer than the
 # quorum's fetch timeout (controller.quorum.fetch.timeout.ms, 2 s by default)
@@ -324,6 +325,29 @@ def cluster_healthy(snapshot, expected, node=None, max_lag=0):
     )
 
 
+def topics_writable(snapshot, expected, node=None, max_lag=0):
+    """Every partition of every topic can take an acks=all write by its metadata: led by a registered, unfenced
+    broker, and its ISR at least the fewer of its min.insync.replicas and its replicas (what Kafka holds it to).
+    After a failover's relaxation, the topics' own values included; the probe proves the writes themselves."""
+    brokers = snapshot["brokers"]
+    min_isr = snapshot["min_isr"]
+    fenced_leader = [
+        f"{_label(p)} ({p['leader']})"
+        for p in snapshot["partitions"]
+        if p["leader"] is not None and p["leader"] >= 0 and brokers.get(p["leader"], {}).get("fenced")
+    ]
+    short = [
+        f"{_label(p)} (ISR {len(p['isr'])} of {min(min_isr[p['topic']], len(p['replicas']))})"
+        for p in snapshot["partitions"]
+        if p["topic"] in min_isr and len(p["isr"]) < min(min_isr[p["topic"]], len(p["replicas"]))
+    ]
+    return (
+        _partitions("offline partition(s)", offline(snapshot))
+        + _partitions("partition(s) led by a fenced broker", fenced_leader)
+        + _partitions("partition(s) whose ISR is under their min.insync.replicas", short)
+    )
+
+
 # -- a whole DC ------------------------------------------------------------------
 def silences(quorum):
     """{node id: seconds since it last fetched from the quorum's leader}, for every voter and observer the
@@ -371,16 +395,29 @@ def dc_lost(snapshot, expected, dc, max_lag=0):
     return [f"{dc} answers in Kafka's view: " + "; ".join(answers)] if answers else []
 
 
-def lost_since(snapshot, expected, dc):
-    """When the DC went silent in Kafka's own record: the read's time less the longest silence of its brokers
-    (of its controllers when it has none), i.e. the first of them to stop fetching; None when the quorum's
-    reply gives none of their fetch times."""
+def _dc_fetches(snapshot, expected, dc):
+    """The DC's brokers (its controllers when it has none), and {node: epoch seconds} of those the quorum's leader
+    gives a last fetch time for, on its clock as it gives them."""
     brokers, controllers = _dc_nodes(expected, dc)
-    silent = silences(snapshot.get("quorum") or {})
-    known = [silent[n] for n in (brokers or controllers) if n in silent]
-    if not known or snapshot.get("read_at") is None:
-        return None
-    return snapshot["read_at"] - max(known)
+    nodes = brokers or controllers
+    fetched = (snapshot.get("quorum") or {}).get("fetched") or {}
+    return nodes, {n: fetched[n] / 1000 for n in nodes if fetched.get(n) is not None and fetched[n] >= 0}
+
+
+def lost_since(snapshot, expected, dc):
+    """When the DC went silent in Kafka's own record: the last fetch from the quorum's leader of the first of its
+    brokers (of its controllers when it has none) to stop, epoch seconds on the leader's clock as it gives them,
+    never re-based on another clock. None unless the leader gives one for every one of them: it drops an
+    observer 300 s after its last fetch, and a leader elected after the loss never had them (lost_by bounds it)."""
+    nodes, known = _dc_fetches(snapshot, expected, dc)
+    return min(known.values()) if nodes and set(known) == set(nodes) else None
+
+
+def lost_by(snapshot, expected, dc):
+    """A bound of when the DC went silent: the earliest last fetch the quorum's leader still gives for one of its
+    brokers (controllers), epoch seconds on the leader's clock; None when it gives none."""
+    _nodes, known = _dc_fetches(snapshot, expected, dc)
+    return min(known.values()) if known else None
 
 
 def check(gate, snapshot, expected=None, node=None, max_lag=0):

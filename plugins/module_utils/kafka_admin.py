@@ -593,6 +593,19 @@ class Admin:
             name: {c.name: c.value for c in configs if c.config_source == source} for name, configs in described.items()
         }
 
+    def topic_config_replies(self, names):
+        """[{"name", "error_code", "error_message", "configs": [{"name", "value", "source"}]}]: one DescribeConfigs
+        request for the topics, as the cluster answered it, errors included (module_utils/failover.py judges it)."""
+        names = sorted(set(names))
+        if not names:
+            return []
+        response = self._send(KafkaAdminClient._describe_configs_request([_resource("topic", n) for n in names]))
+        return [
+            {"name": r.resource_name, "error_code": r.error_code, "error_message": r.error_message,
+             "configs": [{"name": c.name, "value": c.value, "source": c.config_source} for c in r.configs or ()]}
+            for r in response.results
+        ]  # fmt: skip
+
     def topic_configs(self, names, keys=None):
         """{topic: {key: value}} of the configs set on each topic itself (of keys alone, when given)."""
         return self._dynamic_configs("topic", list(names), DYNAMIC_TOPIC_CONFIG, keys)

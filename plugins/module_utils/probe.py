@@ -5,7 +5,10 @@ that leader is a dead broker the controllers have not fenced yet; no write is
 acknowledged then. A probe write that is acknowledged by every in-sync
 replica is the proof. The probe topic is placed like every declared topic
 (DC-grouped, its preferred leaders spread over all brokers), so each broker
-leads a share of it.
+leads a share of it. Transactions need more: __transaction_state, with a
+min.insync.replicas of its own, takes the transaction coordinator's acks=all
+writes; a transactional producer's init and commit, writing one probe record,
+prove it (KafkaTransactionProbe).
 
 poll() is plain Python over a send(partition) callable, so the loop, its
 clock and its timeout are tested without Kafka.
@@ -13,6 +16,7 @@ clock and its timeout are tested without Kafka.
 
 from __future__ import annotations
 
+import threading
 import time
 
 
@@ -85,3 +89,66 @@ class KafkaProbe:
 
     def close(self):
         self.producer.close(timeout=2)
+
+
+TRANSACTIONAL_ID = "stretch-kafka-probe"
+
+
+class KafkaTransactionProbe:
+    """A transaction that writes one probe record and commits, through kafka-python, each attempt bounded.
+
+    kafka-python bounds init_transactions (max_block_ms) but waits on a commit for good, and a coordinator
+    that cannot write __transaction_state answers a retriable error: each attempt runs in a thread and is
+    given up after attempt_timeout, with a new producer (whose init fences the last one's) for the next.
+    """
+
+    def __init__(self, bootstrap_servers, topic, client_config=None, request_timeout=2.0, attempt_timeout=15.0):
+        from ansible_collections.stretch.kafka.plugins.module_utils.kafka_admin import live_bootstrap  # noqa: PLC0415
+
+        self.servers = live_bootstrap(bootstrap_servers, client_config)
+        self.topic, self.config = topic, dict(client_config or {})
+        self.timeout, self.attempt_timeout = request_timeout, attempt_timeout
+
+    def _commit(self, partition):
+        from kafka import KafkaProducer  # noqa: PLC0415  kafka-python is only needed where the probe runs
+
+        producer = KafkaProducer(
+            bootstrap_servers=self.servers,
+            client_id="stretch-kafka-probe",
+            transactional_id=TRANSACTIONAL_ID,
+            acks="all",
+            enable_idempotence=True,
+            request_timeout_ms=int(self.timeout * 1000),
+            max_block_ms=int(self.attempt_timeout * 1000),
+            linger_ms=0,
+            **self.config,
+        )
+        try:
+            producer.init_transactions()
+            producer.begin_transaction()
+            producer.send(self.topic, value=b"probe", partition=partition).get(timeout=self.attempt_timeout)
+            producer.commit_transaction()
+        finally:
+            producer.close(timeout=2)
+
+    def send(self, partition):
+        """None when a transaction wrote a probe record to partition and committed within attempt_timeout, else
+        why it did not."""
+        outcome = {}
+
+        def attempt():
+            try:
+                self._commit(partition)
+                outcome["done"] = True
+            except Exception as exc:  # noqa: BLE001  every failure is a reason to try again
+                outcome["error"] = f"{type(exc).__name__}: {exc}"[:200]
+
+        worker = threading.Thread(target=attempt, daemon=True)
+        worker.start()
+        worker.join(self.attempt_timeout)
+        if outcome.get("done"):
+            return None
+        return outcome.get("error") or f"no commit within {self.attempt_timeout:g} s"
+
+    def close(self):
+        return None

@@ -23,7 +23,7 @@ options:
     type: str
     required: true
     choices: [broker_down_safe, broker_back, broker_drained, broker_stopped, controller_down_safe, controller_back,
-              quorum_ready, cluster_ready, cluster_healthy, dc_lost]
+              quorum_ready, cluster_ready, cluster_healthy, topics_writable, dc_lost]
   node_id:
     description: The node being restarted (the node gates).
     type: int
@@ -108,9 +108,16 @@ registered:
   elements: int
 lost_since:
   description:
-    - For C(dc_lost), when the DC went silent in Kafka's own record (epoch seconds on this machine), that is
-      when the first of its brokers (or controllers) stopped fetching from the quorum's leader; null when that
-      is not known.
+    - For C(dc_lost), when the DC went silent in Kafka's own record. That is the last fetch from the quorum's leader
+      of the first of its brokers (or controllers) to stop, epoch seconds on the leader's clock as it gives them.
+    - Null unless the leader gives a fetch time for every one of them (it drops an observer 300 s after its last
+      fetch, and a leader elected after the loss never had them).
+  returned: when gate is dc_lost
+  type: float
+lost_by:
+  description:
+    - For C(dc_lost), a bound of C(lost_since) when that is null, the earliest fetch time the leader still gives
+      for one of the DC's brokers (or controllers); null when it gives none.
   returned: when gate is dc_lost
   type: float
 admin_requests:
@@ -196,6 +203,7 @@ def main():
     }
     if params["gate"] == "dc_lost":
         result["lost_since"] = gates.lost_since(snapshot, expected, params["dc"])
+        result["lost_by"] = gates.lost_by(snapshot, expected, params["dc"])
     if not outcome["passed"] and params["wait"]:
         where = f" for {'DC' if params['gate'] in gates.DC_GATES else 'node'} {subject}" if subject is not None else ""
         module.fail_json(

@@ -12,6 +12,9 @@ description:
     controllers have not fenced yet. This module writes to each partition of the probe
     topic with acks=all, again and again, until each one acknowledges a write, and reports
     how long after I(since) each partition first did.
+  - With I(transactional), then commits a transaction that writes one probe record, again and again until one
+    commits (each attempt bounded). A transactional producer's init and commit write C(__transaction_state),
+    which has a C(min.insync.replicas) of its own.
   - Writes only probe records to the probe topic; reports C(changed=false).
 options:
   topic:
@@ -29,6 +32,10 @@ options:
     description: Seconds one probe write may take before it counts as not acknowledged.
     type: float
     default: 2
+  transactional:
+    description: Also commit a transaction that writes a probe record (the transaction coordinator's writes).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - stretch.kafka.kafka_admin
 """
@@ -60,6 +67,12 @@ pending:
   description: Partitions that never acknowledged, with the last reason.
   returned: always
   type: dict
+transaction:
+  description:
+    - With I(transactional), C(committed_after) (seconds from I(since) until a transaction committed, null if none
+      did) and C(pending) (the last reason, while none did).
+  returned: when transactional
+  type: dict
 """
 
 import time  # noqa: E402  the documentation blocks come first, as in every Ansible module
@@ -77,6 +90,7 @@ def main():
             "since": {"type": "float"},
             "timeout": {"type": "int", "default": 300},
             "request_timeout": {"type": "float", "default": 2},
+            "transactional": {"type": "bool", "default": False},
         },
         supports_check_mode=True,
     )
@@ -97,6 +111,8 @@ def main():
     finally:
         client.close()
     result = {"changed": False, **outcome}
+    if params["transactional"] and not outcome["pending"]:
+        result["transaction"] = transaction(module, since)
     if outcome["pending"]:
         reasons = "; ".join(f"{params['topic']}-{p}: {why}" for p, why in sorted(outcome["pending"].items())[:5])
         module.fail_json(
@@ -104,7 +120,26 @@ def main():
             + reasons,
             **result,
         )
+    if params["transactional"] and result["transaction"]["committed_after"] is None:
+        module.fail_json(
+            msg=f"no transaction that writes to {params['topic']} committed in {params['timeout']} s: "
+            + result["transaction"]["pending"],
+            **result,
+        )
     module.exit_json(**result)
+
+
+def transaction(module, since):
+    """{"committed_after", "pending"} of transactions tried until one commits, or the timeout."""
+    params = module.params
+    try:
+        client = probe.KafkaTransactionProbe(
+            params["bootstrap_servers"], params["topic"], params["client_config"], params["request_timeout"]
+        )
+        outcome = probe.poll([0], client.send, since, params["timeout"], interval=1)
+    except Exception as exc:  # noqa: BLE001  a failure fails the probe, closed
+        return {"committed_after": None, "pending": f"{type(exc).__name__}: {exc}"}
+    return {"committed_after": outcome["every_partition_after"], "pending": outcome["pending"].get(0, "")}
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@ Every host points at a closed port, so a task that reached one would show it
 as UNREACHABLE; the admin runner (the Ansible controller) finds no broker at
 the closed addresses the nodes advertise (no_cluster). A guard that cannot read the cluster must stop
 the run there, before it acts on a guess. The release guard's broker runs on
-this machine through a local connection, its files in a temporary directory
-and no Kafka tool installed, so its read of the cluster fails.
+this machine through a local connection, its files in a temporary directory,
+and its read of the cluster's features over the admin protocol finds no broker.
 """
 
 import grp
@@ -87,10 +87,11 @@ def test_a_release_change_on_a_formatted_broker_is_refused_when_the_features_can
     (metadata / "meta.properties").write_text("cluster.id=q1Sh-9_ISia_zwGINzRvyQ\nnode.id=100\nversion=1\n")
     paths = {"kafka_node_install_root": str(root), "kafka_node_metadata_log_dir": str(metadata)}
     inv = on_this_machine(base_inventory(), **paths)
-    rc, out, result = run("release_guard.yml", inv, tmp_path)
+    no_cluster(inv)
+    rc, out, result = run("release_guard.yml", inv, tmp_path, **NO_CLUSTER)
     assert rc != 0, out
-    assert "kafka_node_version=4.3.1 changes the release of dc1-broker0, a formatted node" in out, out
-    assert "the cluster's finalized features could not be read" in out, out
+    assert "kafka_node_version=4.3.1 changes the release of dc1-broker0 in a formatted cluster" in out, out
+    assert "the cluster's finalized features could not be read (AdminError: no broker answered" in out, out
     assert unreachable(result) == []
 
 
@@ -100,9 +101,12 @@ def test_a_release_change_on_a_broker_never_formatted_is_let_through(tmp_path):
     (root / "current").symlink_to(root / "kafka_2.13-4.2.0")
     unformatted = str(tmp_path / "metadata")
     inv = on_this_machine(base_inventory(), kafka_node_install_root=str(root), kafka_node_metadata_log_dir=unformatted)
-    rc, out, result = run("release_guard.yml", inv, tmp_path)
+    no_cluster(inv)
+    rc, out, result = run("release_guard.yml", inv, tmp_path, **NO_CLUSTER)
     assert rc == 0, out
-    assert not result.results("Run kafka-features")
+    [(_, guard)] = result.results("Read the finalized features from any broker")
+    assert (guard["read"], guard["refusals"]) == (False, []), guard
+    assert guard["notes"][0].startswith("no node is formatted and no broker answered"), guard
 
 
 def test_an_operators_key_is_installed_without_showing_in_the_output(tmp_path):

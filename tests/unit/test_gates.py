@@ -6,6 +6,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.gates import (
     GateError,
     check,
     elr_report,
+    lost_by,
     lost_since,
     poll,
     registered,
@@ -433,11 +434,25 @@ def test_the_dc_gate_needs_a_dc_of_the_inventory(dc):
 
 
 def test_the_dc_went_silent_when_its_first_broker_stopped_fetching_on_the_leaders_clock():
-    # 201 last fetched 20.5 s before the freshest fetch of any node; the read began at 5000.0 here.
-    assert lost_since(dc2_lost(), EXPECTED, "dc2") == pytest.approx(5000.0 - 20.5)
-    # The tiebreaker DC has no brokers: its controller's silence dates it.
-    assert lost_since(dc2_lost(), EXPECTED, "dc3") == pytest.approx(5000.0 - 0.3)
+    # 201's last fetch is the first, as the leader gives it (epoch ms on its clock): not re-based on this machine's
+    # clock, whose read began at 5000.0 here, nor on the freshest fetch of another node.
+    assert lost_since(dc2_lost(), EXPECTED, "dc2") == (NOW - 20_500) / 1000
+    assert lost_by(dc2_lost(), EXPECTED, "dc2") == (NOW - 20_500) / 1000
+    # The tiebreaker DC has no brokers: its controller's last fetch dates it.
+    assert lost_since(dc2_lost(), EXPECTED, "dc3") == (NOW - 300) / 1000
     assert lost_since(dc2_lost(fetched={}), EXPECTED, "dc2") is None
+
+
+def test_a_dc_whose_brokers_the_leader_no_longer_lists_has_no_exact_start_only_a_bound():
+    # The leader dropped broker 201 (300 s after its last fetch) but still lists 202: 201 may have stopped first,
+    # so the start is not known, only that the DC was down by 202's last fetch.
+    late = dc2_lost(fetched={1: NOW, 2: NOW - 20_000, 3: NOW - 300, 101: NOW, 102: NOW, 202: NOW - 20_000})
+    assert lost_since(late, EXPECTED, "dc2") is None
+    assert lost_by(late, EXPECTED, "dc2") == (NOW - 20_000) / 1000
+    # A leader elected after the loss never had their fetches (-1): neither.
+    new_leader = dc2_lost(fetched={1: NOW, 2: -1, 3: NOW - 300, 101: NOW, 102: NOW, 201: -1, 202: -1})
+    assert lost_since(new_leader, EXPECTED, "dc2") is None
+    assert lost_by(new_leader, EXPECTED, "dc2") is None
 
 
 # -- eligible leader replicas in the status report ---------------------------------
@@ -458,3 +473,33 @@ def test_the_report_says_elr_is_off_without_the_feature_and_unknown_when_unread(
     assert off[0].startswith("eligible leader replicas (KIP-966): eligible.leader.replicas.version 0, off:")
     assert off[1] == "  no partition holds eligible leader replicas"
     assert elr_report(None, None) == ["eligible leader replicas (KIP-966): could not be read"]
+
+
+# -- every topic writable by its metadata, after a failover's relaxation ---------------------------------------------
+def test_topics_are_writable_when_every_partition_has_a_live_leader_and_its_isr_at_min_isr():
+    lost = dc2_lost()
+    lost["partitions"] = [{"topic": "t", "partition": p, "leader": 101, "replicas": ALL, "isr": [101, 102]}
+                          for p in (0, 1)]  # fmt: skip
+    assert gate("topics_writable", lost) == []
+    # A topic's own min ISR 3 not relaxed yet: under it. Kafka caps it at the replicas: 3 at RF 2 holds at 2.
+    lost["min_isr"] = {"t": 3}
+    assert gate("topics_writable", lost) == [
+        "2 partition(s) whose ISR is under their min.insync.replicas: t-0 (ISR 2 of 3), t-1 (ISR 2 of 3)"
+    ]
+    lost["partitions"] = [{"topic": "t", "partition": 0, "leader": 101, "replicas": [101, 102], "isr": [101, 102]}]
+    assert gate("topics_writable", lost) == []
+
+
+def test_a_partition_still_led_by_a_fenced_broker_or_offline_is_not_writable():
+    lost = dc2_lost()
+    lost["partitions"] = [{"topic": "t", "partition": 0, "leader": 201, "replicas": ALL, "isr": ALL},
+                          {"topic": "t", "partition": 1, "leader": -1, "replicas": ALL, "isr": []}]  # fmt: skip
+    assert gate("topics_writable", lost) == [
+        "1 offline partition(s): t-1",
+        "1 partition(s) led by a fenced broker: t-0 (201)",
+        "1 partition(s) whose ISR is under their min.insync.replicas: t-1 (ISR 0 of 2)",
+    ]
+    unread = dc2_lost()
+    unread["partitions"] = [{"topic": "t", "partition": 0, "leader": 101, "replicas": ALL, "isr": ALL}]
+    unread["min_isr"] = {}
+    assert gate("topics_writable", unread) == ["1 topic(s) whose min.insync.replicas could not be read: t"]

@@ -1,6 +1,8 @@
-"""Writable means acknowledged: the probe loop on an injected clock."""
+"""Writable means acknowledged: the probe loop on an injected clock, and a transaction's bounded attempts."""
 
-from ansible_collections.stretch.kafka.plugins.module_utils.probe import poll
+import time
+
+from ansible_collections.stretch.kafka.plugins.module_utils.probe import KafkaTransactionProbe, poll
 
 
 class Clock:
@@ -41,3 +43,21 @@ def test_a_partition_that_never_acknowledges_is_pending_with_its_last_reason():
     assert outcome["pending"] == {1: "NotLeaderForPartitionError"}
     assert outcome["every_partition_after"] is None
     assert clock.now >= 5
+
+
+def test_a_transaction_that_hangs_in_its_commit_is_given_up_and_tried_again():
+    # kafka-python waits on a commit for good; a coordinator that cannot write __transaction_state keeps it there.
+    txn = KafkaTransactionProbe.__new__(KafkaTransactionProbe)
+    txn.attempt_timeout = 0.2
+    txn._commit = lambda partition: time.sleep(3)
+    started = time.monotonic()
+    assert txn.send(0) == "no commit within 0.2 s"
+    assert time.monotonic() - started < 1
+
+    def refused(partition):
+        raise RuntimeError("NotEnoughReplicasError")
+
+    txn._commit = refused
+    assert txn.send(0) == "RuntimeError: NotEnoughReplicasError"
+    txn._commit = lambda partition: None
+    assert txn.send(0) is None

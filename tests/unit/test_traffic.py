@@ -1,5 +1,8 @@
 """Cross-DC traffic accounting: exporter text to counters, counters to DC pairs, the model, the wire's payload."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 from testkit.traffic import (
@@ -14,6 +17,7 @@ from testkit.traffic import (
     samples,
     served,
     start_time,
+    throttle_bound,
     totals,
     wire_payload,
     written_by_leader,
@@ -155,6 +159,35 @@ def test_the_peak_rate_of_too_short_a_run_is_none_and_a_counter_going_back_is_an
         peak_rate([(0, 10), (1, 5)], 1)
     with pytest.raises(ValueError, match="positive"):
         peak_rate([(0, 0)], 0)
+
+
+MIB = 1_048_576
+
+
+def test_a_throttle_lets_through_its_rate_and_the_fetch_responses_granted_when_it_is_reached():
+    # The failover drill's throttle: 2 MiB/s, two brokers a side, Kafka's default 10 MiB responses, 11 s window.
+    bound = throttle_bound(2 * MIB, 2, 2, 10 * MIB, 11)
+    assert bound == pytest.approx(4 * MIB + 4 * 10 * MIB / 11)
+    assert round(bound / MIB, 1) == 7.6
+    assert round(bound / (4 * MIB), 2) == 1.91
+    # The fewer side caps the rate; every pair may have one response granted.
+    assert throttle_bound(MIB, 3, 1, MIB, 10) == pytest.approx(MIB + 3 * MIB / 10)
+
+
+def test_every_doc_states_the_throttle_bound_the_failover_drill_judges():
+    """The drill judges the catch-up against throttle_bound, about 190% of the cap with Kafka's default fetch
+    sizes: a doc that still says the throttle held within 10% of its rate would promise what no run checks."""
+    from tests.drills.test_failover_drill import THROTTLE_RATE, THROTTLE_WINDOW  # noqa: PLC0415  the drill's own
+
+    bound = throttle_bound(THROTTLE_RATE, 2, 2, 10 * MIB, THROTTLE_WINDOW)
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    stated = f"{bound / MIB:.1f} MiB/s"
+    for name in ("testing.md", "benchmarks.md", "observability.md"):
+        text = (docs / name).read_text()
+        paragraphs = [p for p in re.split(r"\n\s*\n|\n\| ", text) if "throttle" in p and "drill" in p]
+        assert any(stated in p for p in paragraphs), f"docs/{name} does not state the drill's bound, {stated}"
+        wrong = [p for p in paragraphs if re.search(r"(must hold|judges?[^.]*) within 10 ?%", p)]
+        assert not wrong, f"docs/{name} still says the drill holds the throttle within 10%: {wrong[0][:300]}"
 
 
 def test_a_reads_crossing_share_divides_brokers_bytes_by_brokers_bytes():
