@@ -5,7 +5,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: kafka_metadata_log
-short_description: "Internal: Read from a controller's metadata log when a lost DC's brokers were fenced, within a bound"
+short_description: "Internal: Read from a controller's metadata log when a lost DC's brokers were fenced"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Used by the roles; not a stable interface for playbooks of your own.

@@ -5,9 +5,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: kafka_min_isr
-short_description: Plan the min.insync.replicas a DC failover relaxes, or set topics' own values
+short_description: "Internal: Plan the min.insync.replicas a DC failover relaxes, or set topics' own values"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
+  - Used by the roles; not a stable interface for playbooks of your own.
   - With I(lost_brokers), plans a failover (module_utils/failover.py) and changes nothing. Reads every topic,
     internal ones included, its partitions' replicas and its effective C(min.insync.replicas) (its own, or the
     cluster-wide one), and returns the topics whose own value is above I(target), to be lowered to it, and the

@@ -5,9 +5,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: kafka_release_guard
-short_description: Refuse a release older than the features the running cluster has finalized
+short_description: "Internal: Refuse a release older than the features the running cluster has finalized"
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
+  - Used by the roles; not a stable interface for playbooks of your own.
   - Judges, before any node changes, whether the release each node is about to run can read the cluster's
     finalized C(metadata.version) (module_utils/features.py, C(release_guard)).
   - Reads the finalized features over the admin protocol (DescribeFeatures) from any broker that answers, and
