@@ -223,7 +223,8 @@ def test_an_undeclared_topic_coming_and_going_between_two_converges_moves_nothin
     assert wait_until(whole, 60, 0.5), "it-crowd has no leader for every partition"
     declared = [*cluster.model["declared"]["topics"], {"name": "it-newcomer", "partitions": 7}]
 
-    laid_out = playbook(cluster, "site", kafka_topics=declared)
+    # The converge of the topics' concern (site.yml --tags topics: the preflight, then kafka_admin's topics run).
+    laid_out = playbook(cluster, "site", "--tags", "topics", kafka_topics=declared)
     assert laid_out.ok, laid_out.text[-3000:]
     assert "create it-newcomer: 7 partitions, configs {}" in laid_out.text, laid_out.text[-3000:]
     for future in admin.delete_topics(["it-crowd"], operation_timeout=30).values():
@@ -231,7 +232,7 @@ def test_an_undeclared_topic_coming_and_going_between_two_converges_moves_nothin
     assert wait_until(lambda: "it-crowd" not in admin.list_topics(timeout=30).topics, 60, 1)
 
     before = layouts(admin)
-    again = playbook(cluster, "site", kafka_topics=declared)
+    again = playbook(cluster, "site", "--tags", "topics", kafka_topics=declared)
     assert again.ok, again.text[-3000:]
     moved = [line for line in again.text.splitlines() if "reassign " in line]
     assert again.changed == 0, f"the second converge changed {again.recap}: {moved}"
@@ -386,7 +387,8 @@ def test_a_converge_puts_back_the_declared_cluster_wide_min_isr(cluster, hosts):
         " --alter --add-config min.insync.replicas=1"
     )
     assert wait_until(lambda: cluster_min_isr(cluster, hosts) == 1, 30, 1)
-    proc = playbook(cluster, "site")
+    # The converge of the settings' concern (site.yml --tags settings).
+    proc = playbook(cluster, "site", "--tags", "settings")
     assert proc.returncode == 0, proc.text[-3000:]
     assert "cluster-wide min.insync.replicas: 1 -> 2" in proc.text
     assert cluster_min_isr(cluster, hosts) == 2
