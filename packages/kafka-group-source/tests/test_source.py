@@ -129,7 +129,7 @@ def verdict(jobs, acked):
     bound = delivery.duplicate_bound(found["duplicates_by_partition"], moves, {job.name: job.batches() for job in jobs})
     # The bound by the batches seen, and by the cap, which no batch can exceed: a re-read from anywhere before
     # the group's committed offset would make its own batch as large as its duplicates.
-    capped = {name: n for name, n in found["duplicates_by_partition"].items() if n > CAP * moves.get(name, 0)}
+    capped = {name: n for name, n in found["duplicates_by_partition"].items() if n > CAP * len(moves.get(name, []))}
     return {"missing": sorted(acked - read), **found, "handovers": moves, "bound": bound, "over_cap": capped}
 
 
