@@ -22,6 +22,11 @@ def test_a_spark_users_first_try_works_with_the_group_and_the_dc_added():
     assert (s.bootstrap_servers, s.topics, s.group, s.rack, s.starting_offsets) == ("b:1", ("a", "b"), "g", "dc1",
                                                                                    "earliest")  # fmt: skip
     assert s.reader_config()["client.rack"] == "dc1"
+    assert s.reader_config()["fetch.queue.backoff.ms"] == 10
+    assert (
+        Settings.from_options({**BASE, "kafka.fetch.queue.backoff.ms": "50"}).reader_config()["fetch.queue.backoff.ms"]
+        == "50"
+    )
     assert s.member_config()["group.protocol"] == "consumer"
     assert "client.rack" not in s.admin_config()
     assert s.subscription() == ["a", "b"]

@@ -58,7 +58,7 @@ class Frame:
     def __init__(self, rows):
         self.rows, self.taken = rows, 0
 
-    def toLocalIterator(self):  # noqa: N802  PySpark's name
+    def toLocalIterator(self, prefetchPartitions=False):  # noqa: N802, N803  PySpark's names
         for row in self.rows:
             self.taken += 1
             yield row

@@ -234,3 +234,26 @@ def test_a_job_whose_dc_is_no_rack_fails_its_query_with_the_reason(spark, broker
         assert "client.rack 'dc9' is no broker's rack" in str(job.query.exception())
     finally:
         job.stop()
+
+
+def test_a_pattern_subscription_is_served_by_the_brokers_regular_expressions(broker):
+    """subscribePattern: the brokers (KIP-848, RE2J) match every topic's full name, as Spark's Java client does."""
+    from kafka_group_source.member import member_for
+    from kafka_group_source.options import Settings
+
+    tag = uuid.uuid4().hex[:6]
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    names = [f"pat{tag}-a", f"pat{tag}-b", f"xpat{tag}-c"]
+    for future in admin.create_topics([NewTopic(n, 1, 1) for n in names]).values():
+        future.result(timeout=30)
+    options = {"kafka.bootstrap.servers": broker.bootstrap_servers, "kafka.client.rack": "dc1",
+               "subscribePattern": f"pat{tag}-.*", "kafka.group.id": f"pattern-{tag}"}  # fmt: skip
+    settings = Settings.from_options(options)
+    member = member_for(settings)
+    try:
+        wanted = {key(f"pat{tag}-a", 0), key(f"pat{tag}-b", 0)}
+        assert wait_until(lambda: set(member.assignment.owned()) >= wanted, timeout=60), member.assignment.owned()
+        time.sleep(2)  # anything else would have come with them
+        assert set(member.assignment.owned()) == wanted
+    finally:
+        member.close()

@@ -150,8 +150,8 @@ JAVA_ONLY = {
         "security.protocol) in the client.config file"
     ),
     "sasl.login.callback.handler.class": (
-        "a Java class: for OAUTHBEARER, librdkafka's sasl.oauthbearer.method=oidc with sasl.oauthbearer.client.id "
-        "and sasl.oauthbearer.token.endpoint.url (sasl.oauthbearer.client.secret in the client.config file)"
+        "a Java class: for OAUTHBEARER, give librdkafka's sasl.oauthbearer.method=oidc, sasl.oauthbearer.client.id, "
+        "sasl.oauthbearer.client.secret and sasl.oauthbearer.token.endpoint.url in the client.config file"
     ),
     "sasl.client.callback.handler.class": "a Java class: librdkafka takes none",
     "sasl.login.class": "a Java class: librdkafka takes none",
@@ -602,6 +602,9 @@ class Settings:
     def reader_config(self):
         # group.id only because librdkafka's consumer requires one: assign() never joins, and nothing commits.
         return {
+            # librdkafka stops fetching a partition for this long once its queue holds queued.min.messages
+            # (100,000): 1 s by default, which a reader that drains the queue faster spends waiting.
+            "fetch.queue.backoff.ms": 10,
             **self.client(),
             "group.id": self.group,
             "enable.auto.commit": False,

@@ -50,7 +50,8 @@ TYPES = {
     ),
 }
 # A file each read() appends its timings to (JSON lines: the librdkafka fetch, taking the records apart, the
-# Arrow conversion and the whole read), for the benchmark (testkit.bench.group_source); unset, none are written.
+# Arrow conversion and the whole read, each in wall and in this thread's CPU seconds), for the benchmark
+# (testkit.bench.group_source); unset, none are written.
 TIMINGS = "KAFKA_GROUP_SOURCE_TIMINGS"
 BATCH_READ = (
     f"the {NAME} source reads streams only (spark.readStream), as a member of a consumer group: a batch read of a "
@@ -60,7 +61,12 @@ BATCH_READ = (
 
 def struct(settings):
     """The rows' StructType: Spark's Kafka source's columns, in its order (Settings.columns)."""
-    return StructType([StructField(name, TYPES[kind]) for name, kind in settings.columns()])
+    return struct_of(settings.columns())
+
+
+def struct_of(columns):
+    """The StructType of [(name, DDL type)] (options.COLUMNS and the rest)."""
+    return StructType([StructField(name, TYPES[kind]) for name, kind in columns])
 
 
 class KafkaRange(InputPartition):
@@ -160,20 +166,22 @@ class GroupStreamReader(DataSourceStreamReader):
 
         if self._arrow is None:
             self._arrow = schema_of(struct(self.settings))
-        began, timings = time.perf_counter(), {"arrow": 0.0}
-        rows = 0
+        began, began_cpu = time.perf_counter(), time.thread_time()
+        timings, rows = {"arrow": 0.0, "arrow_cpu": 0.0}, 0
         for chunk in read_range(
             self.settings, partition.topic, partition.partition, partition.start, partition.end, default_consumer,
             timings=timings,
         ):  # fmt: skip
-            converting = time.perf_counter()
+            converting, converting_cpu = time.perf_counter(), time.thread_time()
             batch = record_batch(chunk, self._arrow)
             timings["arrow"] += time.perf_counter() - converting
+            timings["arrow_cpu"] += time.thread_time() - converting_cpu
             rows += batch.num_rows
-            yield batch
+            yield batch  # Spark's worker hands it to the JVM, on this thread, before it asks for the next
         if os.environ.get(TIMINGS):
             line = {"partition": f"{partition.topic}:{partition.partition}", "start": partition.start,
-                    "end": partition.end, "rows": rows, "read_s": time.perf_counter() - began, "pid": os.getpid(),
+                    "end": partition.end, "rows": rows, "read_s": time.perf_counter() - began,
+                    "read_cpu_s": time.thread_time() - began_cpu, "pid": os.getpid(),
                     **{f"{k}_s": v for k, v in timings.items()}}  # fmt: skip
             with open(os.environ[TIMINGS], "a") as out:
                 out.write(json.dumps(line) + "\n")
