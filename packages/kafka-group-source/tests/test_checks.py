@@ -3,7 +3,7 @@
 import pytest
 
 from kafka_group_source import member
-from kafka_group_source.checks import check_bootstrap, check_cluster, check_driver
+from kafka_group_source.checks import check_bootstrap, check_cluster, check_driver, prepare
 from kafka_group_source.options import SettingError, Settings
 
 
@@ -82,3 +82,13 @@ def test_the_driver_check_has_librdkafka_judge_the_client_settings_without_conne
     config.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n")
     with pytest.raises(SettingError, match="have no sasl.username or sasl.password"):
         check_driver(Settings.from_options({**base, "client.config": str(config)}))
+
+
+def test_prepare_has_librdkafka_judge_the_client_settings_before_it_reaches_the_cluster():
+    def no_admin(config):
+        raise AssertionError("prepare reached for the cluster with settings librdkafka refuses")
+
+    options = {"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": "a", "kafka.group.id": "g",
+               "kafka.client.rack": "dc1", "kafka.foo.bar": "1"}  # fmt: skip
+    with pytest.raises(SettingError, match="option kafka.foo.bar: No such configuration property"):
+        prepare(options, admin_factory=no_admin)

@@ -105,11 +105,13 @@ def test_a_job_written_for_sparks_kafka_source_runs_as_it_is_and_gives_the_same_
     expected = PARTITIONS * PER_PARTITION
     try:
         assert ours.schema == theirs.schema
-        for name in (f"kafka_{tag}", f"group_{tag}"):
-            done = wait_until(lambda name=name: spark_kafka.table(name).count() >= expected)
-            assert done, f"{name}: {spark_kafka.table(name).count()} of {expected} rows"
-        assert their_query.exception() is None
-        assert our_query.exception() is None
+        for name, query in ((f"kafka_{tag}", their_query), (f"group_{tag}", our_query)):
+
+            def read(name=name, query=query):
+                return query.exception() is not None or spark_kafka.table(name).count() >= expected
+
+            assert wait_until(read), f"{name}: {spark_kafka.table(name).count()} of {expected} rows"
+            assert query.exception() is None, f"{name}: {query.exception()}"
     finally:
         their_query.stop()
         our_query.stop()

@@ -180,14 +180,15 @@ def default_admin(config):
 def prepare(options, admin_factory=default_admin, timeout=15):
     """Every check of the options a job can make before it starts Spark; returns their Settings.
 
-    Judges the options, reads the client settings file (refused without the
-    login its SASL listener needs), reaches a bootstrap address, finds every
+    Judges the options as the DataFrame's load() does (check_driver: the client
+    settings file, refused without the login its SASL listener needs, and
+    librdkafka's reading of the settings), reaches a bootstrap address, finds every
     topic and the DC among the brokers' racks, and sets the group's session
     timeout and heartbeat interval when the options give them. Raises
     SettingError naming what is wrong.
     """
     settings = Settings.from_options(options)
-    check_client_config(settings.client_config)
+    check_driver(settings)  # what load() judges: the client settings file and librdkafka's reading of them
     check_bootstrap(settings.bootstrap_servers)
     admin = admin_factory(settings.admin_config())
     check_cluster(admin, settings.topics, settings.rack, timeout)
