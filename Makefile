@@ -27,7 +27,8 @@ SANITY_ROOT := /tmp/stretch-kafka-sanity
         wheels \
         collection sanity up converge status smoke \
         verify drills down lint unit molecule \
-        bench bench-tls bench-topics bench-spark traffic drill-restart drill-failover drill-failover-late drill-rotate drill-quorum drill-brokers \
+        bench bench-tls bench-topics bench-spark bench-group-source traffic drill-restart drill-failover drill-failover-late \
+        drill-rotate drill-quorum drill-brokers \
         drill-upgrade drill-group drill-stream drill-active-active drill-active-active-short drill-oneway docs wan bench-wan \
         bench-kernel bench-scale test-trixie test-upgrade changelog \
         soak soak-schedule soak-fault soak-heal dashboard dashboard-png drill-alerts
@@ -240,6 +241,14 @@ bench-kernel: collection
 # against the running testbed. reports/bench-spark.json.
 bench-spark: collection
 	python -m testkit.bench.spark
+
+# The kafka-group source's throughput beside Spark's own Kafka source (and the
+# ceiling of PySpark's Python data sources), in one run, on a single-node broker
+# on this machine and local[2], not the testbed (a few minutes; needs the
+# testbed's Kafka archive and Spark's Kafka jars, `make setup-testbed`).
+# reports/bench-group-source.json.
+bench-group-source:
+	python -m testkit.bench.group_source
 
 # The streaming job on dc1's Spark cluster through a rolling restart and the
 # loss of dc2, then moved to dc2 from its checkpoint, against the running

@@ -59,10 +59,10 @@ def main(argv=None):
         context = Context.from_environment()
         options = {
             **context.source_options(),
-            "starting.offsets": args.starting_offsets,
-            "max.records.per.partition": str(args.max_records_per_partition),
+            "startingOffsets": args.starting_offsets,
+            "maxOffsetsPerPartition": str(args.max_records_per_partition),
             "events": context.path("sink/events.jsonl"),
-            "fetch.stats": "true" if args.fetch_stats else "false",
+            "includeBroker": "true" if args.fetch_stats else "false",
         }
         kafka_group_source.prepare(options)
     except kafka_group_source.SettingError as exc:
@@ -73,8 +73,9 @@ def main(argv=None):
     kafka_group_source.register(spark)
     records = spark.readStream.format(kafka_group_source.NAME).options(**options).load()
     run, seq = load_record(F.col("value"))
+    broker = F.col("broker") if args.fetch_stats else F.lit(None).cast("int").alias("broker")
     rows = records.select(
-        "topic", "partition", "offset", run.alias("run"), seq.alias("seq"), F.length("value").alias("bytes"), "broker"
+        "topic", "partition", "offset", run.alias("run"), seq.alias("seq"), F.length("value").alias("bytes"), broker
     )
     query = (
         rows.writeStream.foreachBatch(BatchFiles(context.path("sink"), dc=context.dc))

@@ -8,7 +8,10 @@ with a small heap. Its broker.rack is "dc1", and it lets a group's session
 timeout go down to 6 s and its heartbeat interval to 0.5 s, as a stretch
 cluster for active/active jobs does.
 
-Spark: local[2], with the source's package on the Python workers' path.
+Spark: local[2], with the source's package on the Python workers' path, and
+Spark's own Kafka source (format("kafka")) from the jars the repository's
+testbed fetches (testbed/dist/spark-jars, by testbed/fetch-jars.sh), or
+SPARK_KAFKA_JARS (a directory of them), for the drop-in test.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import kafka_group_source
 
 REPO = Path(__file__).resolve().parents[3]
 ARCHIVES = sorted((REPO / "testbed" / "dist").glob("kafka_2.13-*.tgz"))
+SPARK_KAFKA_JARS = Path(os.environ.get("SPARK_KAFKA_JARS", REPO / "testbed" / "dist" / "spark-jars"))
 RACK = "dc1"
 START_SECONDS = 90
 
@@ -139,6 +143,12 @@ def broker(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def spark_kafka_jars():
+    """The directory of Spark's own Kafka source's jars the session loads."""
+    return SPARK_KAFKA_JARS
+
+
+@pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     # The Python workers (the source's driver side and its readers) are processes of their own: they find the
     # package through PYTHONPATH, whether it is installed or tested from its source.
@@ -159,6 +169,7 @@ def spark(tmp_path_factory):
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "2")
             .config("spark.local.dir", str(scratch))
+            .config("spark.jars", ",".join(str(j) for j in sorted(SPARK_KAFKA_JARS.glob("*.jar"))))
             .getOrCreate()
         )
     finally:

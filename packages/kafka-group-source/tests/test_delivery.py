@@ -41,12 +41,38 @@ def test_calm_means_no_assignment_change_in_the_window():
 
 def test_duplicates_are_bounded_by_one_batch_per_handover():
     events = {
-        "dc1": [{"event": "assigned", "partitions": {"load:0": 0}}, {"event": "assigned", "partitions": {"load:0": 9}}],
-        "dc2": [{"event": "assigned", "partitions": {"load:0": 5}}],
+        "dc1": [{"at": 1, "event": "assigned", "partitions": {"load:0": 0}},
+                {"at": 20, "event": "assigned", "partitions": {"load:0": 10}}],
+        "dc2": [{"at": 10, "event": "assigned", "partitions": {"load:0": 5}}],
+    }  # fmt: skip
+    moves = delivery.handovers(events)
+    assert moves == {"load:0": [{"at": 10, "dc": "dc2", "start": 5}, {"at": 20, "dc": "dc1", "start": 10}]}
+    batches = {
+        "dc1": [{"at": 2, "ranges": {"load:0": [0, 4]}}, {"at": 3, "ranges": {"load:0": [5, 9]}}],
+        "dc2": [{"at": 11, "ranges": {"load:0": [5, 12]}}],
+    }
+    bound = delivery.duplicate_bound({"load:0": 13}, moves, batches)["load:0"]
+    assert bound == {"duplicates": 13, "handovers": 2, "batches_before": [5, 8], "bound": 13, "within": True}
+    assert not delivery.duplicate_bound({"load:0": 14}, moves, batches)["load:0"]["within"]
+    assert not delivery.duplicate_bound({"load:1": 1}, moves, batches)["load:1"]["within"]
+
+
+def test_the_bound_is_the_batch_before_each_handover_not_the_largest_batch_ever():
+    """dc1 catches up with one batch of 1000 records, then reads batches of 10; load:0 moves to dc2 at the
+    group's committed offset 1010, the start of dc1's last batch [1010, 1019], which dc2 reads again: 10
+    duplicates at most, not 1000."""
+    events = {
+        "dc1": [{"at": 1.0, "event": "assigned", "partitions": {"load:0": 0}}],
+        "dc2": [{"at": 9.0, "event": "assigned", "partitions": {"load:0": 1010}}],
+    }
+    batches = {
+        "dc1": [
+            {"at": 2.0, "ranges": {"load:0": [0, 999]}},
+            {"at": 4.0, "ranges": {"load:0": [1000, 1009]}},
+            {"at": 9.5, "ranges": {"load:0": [1010, 1019]}},  # in flight when the partition moved
+        ],
+        "dc2": [{"at": 10.0, "ranges": {"load:0": [1010, 1030]}}],  # the new owner's own batch: not the bound
     }
     moves = delivery.handovers(events)
-    assert moves == {"load:0": 2}
-    batches = {"dc1": [{"ranges": {"load:0": [0, 4]}}], "dc2": [{"ranges": {"load:0": [5, 7]}}]}
     assert delivery.duplicate_bound({"load:0": 10}, moves, batches)["load:0"]["within"]
-    assert not delivery.duplicate_bound({"load:0": 11}, moves, batches)["load:0"]["within"]
-    assert not delivery.duplicate_bound({"load:1": 1}, moves, batches)["load:1"]["within"]
+    assert not delivery.duplicate_bound({"load:0": 500}, moves, batches)["load:0"]["within"]

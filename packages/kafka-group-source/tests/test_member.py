@@ -8,7 +8,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from kafka_group_source import member as groupmember
-from kafka_group_source.options import Settings, SourceError
+from kafka_group_source.options import SettingError, Settings, SourceError
 
 
 class StubConsumer:
@@ -32,6 +32,12 @@ class StubConsumer:
 
     def get_watermark_offsets(self, tp, timeout):
         return self.watermarks
+
+    def offsets_for_times(self, partitions, timeout):
+        # The first offset at or after the time: 100 records a second from 0 ms, none after 10 s (the end).
+        return [
+            TopicPartition(tp.topic, tp.partition, tp.offset // 10 if tp.offset < 10_000 else -1) for tp in partitions
+        ]
 
     def commit(self, offsets, asynchronous):
         assert asynchronous is False
@@ -78,7 +84,7 @@ def member(consumer, admin=None, clock=None, tmp_path=None, **kw):
 
 def test_an_assignment_is_paused_at_once_and_starts_at_the_committed_offsets(tmp_path):
     consumer = StubConsumer(committed={0: 42}, watermarks=(3, 90))
-    m = member(consumer, tmp_path=tmp_path)
+    m = member(consumer, tmp_path=tmp_path, starting_offsets="earliest")
     parts = [TopicPartition("load", 0), TopicPartition("load", 1)]
     m._on_assign(consumer, parts)
     assert consumer.assigned == parts
@@ -96,6 +102,29 @@ def test_latest_starts_a_partition_with_no_committed_offset_at_the_end_when_told
     m = member(consumer, starting_offsets="latest")
     m._on_assign(consumer, [TopicPartition("load", 1)])
     assert m.assignment.owned()["load:1"].start == 90
+
+
+def test_a_partition_without_a_commit_starts_where_sparks_starting_options_say(tmp_path):
+    consumer = StubConsumer(committed={0: 42}, watermarks=(3, 90))
+    m = member(consumer, starting_by_offset=((("load", 1), 7), (("load", 2), -1)), starting_offsets="earliest")
+    m._on_assign(consumer, [TopicPartition("load", p) for p in range(4)])
+    assert {k: o.start for k, o in m.assignment.owned().items()} == {"load:0": 42, "load:1": 7, "load:2": 90,
+                                                                     "load:3": 3}  # fmt: skip
+    m = member(consumer, starting_timestamp=2500)
+    m._on_assign(consumer, [TopicPartition("load", 0), TopicPartition("load", 1)])
+    assert {k: o.start for k, o in m.assignment.owned().items()} == {"load:0": 42, "load:1": 250}
+
+
+def test_a_starting_timestamp_after_every_record_fails_unless_the_strategy_is_latest():
+    consumer = StubConsumer(watermarks=(3, 90))
+    m = member(consumer, starting_by_timestamp=((("load", 1), 20_000),), timestamp_strategy="latest")
+    m._on_assign(consumer, [TopicPartition("load", 1)])
+    assert m.assignment.owned()["load:1"].start == 90
+    m = member(consumer, starting_timestamp=20_000)
+    with pytest.raises(
+        SettingError, match="load:1 has no record at or after the starting timestamp 20000 .*Strategy=latest"
+    ):
+        m._on_assign(consumer, [TopicPartition("load", 1)])
 
 
 def test_revoked_and_lost_partitions_leave_the_plan():
@@ -223,34 +252,36 @@ def _fresh_readers():
 
 
 def read(consumer, start, end, clock=None, **kw):
-    return groupmember.read_range(
+    """The rows of a range read: (key, value, topic, partition, offset, timestamp ms, timestampType, ...)."""
+    chunks = groupmember.read_range(
         settings(**kw), "load", 0, start, end, lambda config: consumer, **({"clock": clock} if clock else {})
     )
+    return [row for chunk in chunks for row in chunk.rows()]
 
 
 def test_a_range_is_read_exactly_and_from_its_start():
     consumer = ReadConsumer([[Msg(9), Msg(10), Msg(11)], [Msg(12), Msg(13), Msg(14)]])
     rows = read(consumer, 10, 13)
-    assert [r[2] for r in rows] == [10, 11, 12]
+    assert [r[4] for r in rows] == [10, 11, 12]
     assert consumer.first_assigned[0].offset == 10
-    assert rows[0] == ("load", 0, 10, 1010, None, b"v10", None)
+    assert rows[0] == (None, b"v10", "load", 0, 10, 1010, 0)
 
 
 def test_once_its_range_is_read_the_reader_lets_go_of_the_partition_so_nothing_is_fetched_ahead():
     consumer = ReadConsumer([[Msg(10), Msg(11)], [Msg(12), Msg(13)]])
     read(consumer, 10, 12)
     assert consumer.assigned is None
-    assert [r[2] for r in read(consumer, 12, 14)] == [12, 13], "the next range of the partition was not read"
+    assert [r[4] for r in read(consumer, 12, 14)] == [12, 13], "the next range of the partition was not read"
 
 
 def test_offsets_without_records_inside_the_range_are_skipped():
     consumer = ReadConsumer([[Msg(10), Msg(13)], [Msg(14)]])
-    assert [r[2] for r in read(consumer, 10, 15)] == [10, 13, 14]
+    assert [r[4] for r in read(consumer, 10, 15)] == [10, 13, 14]
 
 
 def test_a_range_ending_in_a_marker_ends_by_the_position():
     consumer = ReadConsumer([[Msg(10)], []], position=12)
-    assert [r[2] for r in read(consumer, 10, 12)] == [10]
+    assert [r[4] for r in read(consumer, 10, 12)] == [10]
 
 
 def test_an_error_fails_the_task_and_drops_the_consumer():

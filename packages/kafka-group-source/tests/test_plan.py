@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kafka_group_source.plan import Assignment, PlanError, Planner, key, ordered, split_key
+from kafka_group_source.plan import Assignment, PlanError, Planner, key, ordered, rate_limit, split, split_key
 
 
 def planner(max_records=0):
@@ -144,3 +144,46 @@ def test_a_finished_batch_commits_only_what_is_still_owned_in_the_same_era():
 def test_a_start_that_is_no_offset_is_refused():
     with pytest.raises(PlanError, match="not an offset"):
         Assignment().assigned({"load:0": -1001})
+
+
+def test_max_offsets_per_trigger_shares_the_cap_by_each_partitions_backlog_as_spark_does():
+    assignment = Assignment()
+    plan = Planner(assignment, max_per_trigger=100)
+    assignment.assigned({"load:0": 0, "load:1": 0, "load:2": 0})
+    end = latest(assignment, plan, {"load:0": 300, "load:1": 100, "load:2": 1})
+    # Shares of 100 by 300:100:1, rounded down, and up below one so that no partition starves.
+    assert [r[3] - r[2] for r in plan.ranges({}, end)] == [74, 24, 1]
+    assert rate_limit(10, {"a:0": 5}, {"a:0": 5}) == {"a:0": 5}, "nothing new: nothing to share"
+
+
+def test_a_partitions_own_cap_applies_before_the_triggers():
+    assignment = Assignment()
+    plan = Planner(assignment, max_records=20, max_per_trigger=30)
+    assignment.assigned({"load:0": 0, "load:1": 0})
+    end = latest(assignment, plan, {"load:0": 1000, "load:1": 10})
+    assert [r[3] - r[2] for r in plan.ranges({}, end)] == [20, 10]
+
+
+def test_min_offsets_per_trigger_waits_for_records_up_to_the_delay():
+    now = [0.0]
+    assignment = Assignment()
+    plan = Planner(assignment, min_per_trigger=50, max_delay=10, clock=lambda: now[0])
+    assignment.assigned({"load:0": 0})
+    first = latest(assignment, plan, {"load:0": 5})
+    assert first["load:0"]["to"] == 5, "a partition that arrives is planned at once"
+    now[0] = 1.0
+    assert latest(assignment, plan, {"load:0": 30}) is first, "25 new records of 50: no batch yet"
+    assert latest(assignment, plan, {"load:0": 60})["load:0"]["to"] == 60, "55 new: a batch"
+    now[0] = 12.0
+    assert latest(assignment, plan, {"load:0": 61})["load:0"]["to"] == 61, "10 s since the last batch: a batch"
+
+
+def test_a_ranges_tasks_split_by_max_records_per_partition_and_min_partitions_as_sparks_are():
+    assert split([("a", 0, 0, 10)], max_records=4) == [("a", 0, 0, 3), ("a", 0, 3, 6), ("a", 0, 6, 10)]
+    assert split([("a", 0, 0, 90), ("a", 1, 0, 10)], min_partitions=4) == [
+        ("a", 0, 0, 22), ("a", 0, 22, 44), ("a", 0, 44, 67), ("a", 0, 67, 90), ("a", 1, 0, 10)]  # fmt: skip
+    assert split([("a", 0, 0, 90), ("a", 1, 5, 5)], min_partitions=1) == [("a", 0, 0, 90)]
+    assignment = Assignment()
+    plan = Planner(assignment, per_task=5)
+    assignment.assigned({"load:0": 0})
+    assert plan.ranges({}, latest(assignment, plan, {"load:0": 10})) == [("load", 0, 0, 5), ("load", 0, 5, 10)]

@@ -22,8 +22,8 @@ ENV = {
 def test_the_environment_gives_the_sources_options():
     context = service.Context.from_environment(ENV)
     assert context.source_options() == {
-        "bootstrap.servers": "b1:9093,b2:9093", "topics": "orders,refunds", "group.id": "orders-etl",
-        "client.rack": "dc1", "client.config": "/etc/job/client.properties",
+        "kafka.bootstrap.servers": "b1:9093,b2:9093", "subscribe": "orders,refunds", "kafka.group.id": "orders-etl",
+        "kafka.client.rack": "dc1", "client.config": "/etc/job/client.properties",
         "group.session.timeout.ms": "6000", "group.heartbeat.interval.ms": "1000",
     }  # fmt: skip
     assert context.checkpoint == "/var/lib/spark-stream/etl/checkpoint"

@@ -1,5 +1,7 @@
 """The foreachBatch file sink: each batch written whole, replaced when Spark runs it again, logged with its ranges."""
 
+import base64
+import datetime
 import json
 
 import pytest
@@ -49,14 +51,30 @@ def test_without_bytes_and_broker_columns_the_log_has_the_ranges_only(tmp_path):
 
 
 class Frame:
-    columns = ["topic", "partition", "offset"]
+    """A micro-batch's DataFrame as foreachBatch hands it: its rows only one Spark partition at a time."""
+
+    columns = ["key", "value", "topic", "partition", "offset", "timestamp"]
+
+    def __init__(self, rows):
+        self.rows, self.taken = rows, 0
+
+    def toLocalIterator(self, prefetchPartitions=False):  # noqa: N802, N803  PySpark's names
+        for row in self.rows:
+            self.taken += 1
+            yield row
 
     def collect(self):
-        return [{"topic": "a", "partition": 1, "offset": 9}]
+        raise AssertionError("the whole batch collected onto the driver")
 
 
-def test_batch_files_is_a_foreach_batch_function(tmp_path):
-    sink.BatchFiles(tmp_path / "sink", dc="dc2", clock=lambda: 5)(Frame(), 12)
+def test_batch_files_is_a_foreach_batch_function_and_takes_the_sources_binary_columns(tmp_path):
+    stamp = datetime.datetime(2025, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+    frame = Frame([(bytearray(b"k\x00"), b"\xffvalue", "a", 1, 9, stamp), (None, b"", "a", 1, 10, stamp)])
+    sink.BatchFiles(tmp_path / "sink", dc="dc2", clock=lambda: 5)(frame, 12)
     files, batches = sink.read_sink(tmp_path / "sink")
-    assert files == {12: [("a", 1, 9)]}
+    assert files == {12: [("awA=", "/3ZhbHVl", "a", 1, 9, "2025-01-02T03:04:05+00:00"),
+                          (None, "", "a", 1, 10, "2025-01-02T03:04:05+00:00")]}  # fmt: skip
+    assert base64.b64decode(files[12][0][1]) == b"\xffvalue"
     assert batches[0]["dc"] == "dc2"
+    assert batches[0]["ranges"] == {"a:1": [9, 10]}
+    assert frame.taken == 2

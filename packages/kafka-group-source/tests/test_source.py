@@ -22,7 +22,7 @@ from kafka_group_source.plan import key
 from kafka_group_source.sink import BatchFiles, parse_lines, read_sink
 
 PARTITIONS = 4
-CAP = 40  # max.records.per.partition: a batch's records of one partition, and so a handover's duplicates
+CAP = 40  # maxOffsetsPerPartition: a batch's records of one partition, and so a handover's duplicates
 # Short enough that a job which leaves is replaced within seconds, within the test broker's floors.
 GROUP_CONFIGS = {"group.session.timeout.ms": "6000", "group.heartbeat.interval.ms": "500"}
 WAIT_SECONDS = 120
@@ -75,13 +75,14 @@ class Job:
     def __init__(self, spark, broker, topic, group, workdir, name, **extra):
         self.sink, self.name = workdir / name / "sink", name
         options = {
-            "bootstrap.servers": broker.bootstrap_servers,
-            "topics": topic,
-            "group.id": group,
-            "client.rack": "dc1",
+            "kafka.bootstrap.servers": broker.bootstrap_servers,
+            "subscribe": topic,
+            "kafka.group.id": group,
+            "kafka.client.rack": "dc1",
+            "startingOffsets": "earliest",
             "events": str(workdir / name / "events.jsonl"),
-            "max.records.per.partition": str(CAP),
-            "fetch.stats": "true",
+            "maxOffsetsPerPartition": str(CAP),
+            "includeBroker": "true",
             **GROUP_CONFIGS,
             **extra,
         }
@@ -129,7 +130,7 @@ def verdict(jobs, acked):
     bound = delivery.duplicate_bound(found["duplicates_by_partition"], moves, {job.name: job.batches() for job in jobs})
     # The bound by the batches seen, and by the cap, which no batch can exceed: a re-read from anywhere before
     # the group's committed offset would make its own batch as large as its duplicates.
-    capped = {name: n for name, n in found["duplicates_by_partition"].items() if n > CAP * moves.get(name, 0)}
+    capped = {name: n for name, n in found["duplicates_by_partition"].items() if n > CAP * len(moves.get(name, []))}
     return {"missing": sorted(acked - read), **found, "handovers": moves, "bound": bound, "over_cap": capped}
 
 
@@ -196,8 +197,8 @@ def test_two_jobs_of_one_group_split_the_partitions_and_one_takes_over_when_the_
 
 def test_the_group_configs_are_set_on_the_group(broker):
     topic, group = new_topic(broker), f"etl-{uuid.uuid4().hex[:6]}"
-    options = {"bootstrap.servers": broker.bootstrap_servers, "topics": topic, "group.id": group,
-               "client.rack": "dc1", **GROUP_CONFIGS}  # fmt: skip
+    options = {"kafka.bootstrap.servers": broker.bootstrap_servers, "subscribe": topic, "kafka.group.id": group,
+               "kafka.client.rack": "dc1", **GROUP_CONFIGS}  # fmt: skip
     kafka_group_source.prepare(options)
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     resource = ConfigResource(ResourceType.GROUP, group)
@@ -209,16 +210,16 @@ def test_the_group_configs_are_set_on_the_group(broker):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        ({"client.rack": "dc9"}, "client.rack 'dc9' is no broker's rack (the brokers' racks are: dc1)"),
-        ({"topics": "no-such-topic"}, "topic 'no-such-topic' does not exist"),
+        ({"kafka.client.rack": "dc9"}, "client.rack 'dc9' is no broker's rack (the brokers' racks are: dc1)"),
+        ({"subscribe": "no-such-topic"}, "topic 'no-such-topic' does not exist"),
         ({"group.session.timeout.ms": "1000", "group.heartbeat.interval.ms": "500"}, "the brokers refused"),
     ],
     ids=["dc not a rack", "missing topic", "session below the brokers' floor"],
 )
 def test_prepare_refuses_a_bad_setting_by_name(broker, extra, message):
     topic = new_topic(broker)
-    options = {"bootstrap.servers": broker.bootstrap_servers, "topics": topic, "group.id": "etl-refused",
-               "client.rack": "dc1", **extra}  # fmt: skip
+    options = {"kafka.bootstrap.servers": broker.bootstrap_servers, "subscribe": topic, "kafka.group.id": "etl-refused",
+               "kafka.client.rack": "dc1", **extra}  # fmt: skip
     with pytest.raises(kafka_group_source.SettingError) as refused:
         kafka_group_source.prepare(options)
     assert message in str(refused.value)
@@ -226,10 +227,33 @@ def test_prepare_refuses_a_bad_setting_by_name(broker, extra, message):
 
 def test_a_job_whose_dc_is_no_rack_fails_its_query_with_the_reason(spark, broker, tmp_path):
     topic = new_topic(broker)
-    job = Job(spark, broker, topic, "etl-no-rack", tmp_path, "wrong", **{"client.rack": "dc9"})
+    job = Job(spark, broker, topic, "etl-no-rack", tmp_path, "wrong", **{"kafka.client.rack": "dc9"})
     try:
         ended = wait_until(lambda: job.query.exception() is not None, timeout=90)
         assert ended, "the query ran with a DC that is no broker's rack"
         assert "client.rack 'dc9' is no broker's rack" in str(job.query.exception())
     finally:
         job.stop()
+
+
+def test_a_pattern_subscription_is_served_by_the_brokers_regular_expressions(broker):
+    """subscribePattern: the brokers (KIP-848, RE2J) match every topic's full name, as Spark's Java client does."""
+    from kafka_group_source.member import member_for
+    from kafka_group_source.options import Settings
+
+    tag = uuid.uuid4().hex[:6]
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    names = [f"pat{tag}-a", f"pat{tag}-b", f"xpat{tag}-c"]
+    for future in admin.create_topics([NewTopic(n, 1, 1) for n in names]).values():
+        future.result(timeout=30)
+    options = {"kafka.bootstrap.servers": broker.bootstrap_servers, "kafka.client.rack": "dc1",
+               "subscribePattern": f"pat{tag}-.*", "kafka.group.id": f"pattern-{tag}"}  # fmt: skip
+    settings = Settings.from_options(options)
+    member = member_for(settings)
+    try:
+        wanted = {key(f"pat{tag}-a", 0), key(f"pat{tag}-b", 0)}
+        assert wait_until(lambda: set(member.assignment.owned()) >= wanted, timeout=60), member.assignment.owned()
+        time.sleep(2)  # anything else would have come with them
+        assert set(member.assignment.owned()) == wanted
+    finally:
+        member.close()

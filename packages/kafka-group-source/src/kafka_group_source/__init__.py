@@ -8,9 +8,9 @@ offsets. Each job reads from its own DC's replicas (client.rack).
     import kafka_group_source
 
     kafka_group_source.register(spark)
-    rows = (spark.readStream.format("kafka-group")
-            .option("bootstrap.servers", "b1:9093,b2:9093").option("topics", "orders")
-            .option("group.id", "orders-etl").option("client.rack", "dc1")
+    rows = (spark.readStream.format("kafka-group")  # Spark's Kafka options and rows
+            .option("kafka.bootstrap.servers", "b1:9093,b2:9093").option("subscribe", "orders")
+            .option("kafka.group.id", "orders-etl").option("kafka.client.rack", "dc1")
             .option("client.config", "/etc/orders-etl/client.properties")
             .load())
 

@@ -39,38 +39,55 @@ def duplicates(rows_by_dc):
 
 
 def handovers(events_by_dc):
-    """{partition key: times it was assigned again after its first assignment}, over every DC's member events.
+    """{partition key: [{"at", "dc", "start"}] of each time it was assigned again after its first assignment},
+    in time order, over every DC's member events.
 
-    Each new assignment starts the partition at the group's committed offset,
-    which trails what its last owner read by at most that owner's last batch.
+    Each new assignment starts the partition at the group's committed offset
+    ("start"), which trails what its last owner read by at most that owner's
+    last batch.
     """
-    out = Counter()
-    for events in events_by_dc.values():
+    assigned = {}
+    for dc, events in events_by_dc.items():
         for event in events:
             if event.get("event") == "assigned":
-                out.update(list(event.get("partitions", {})))
-    return {name: n - 1 for name, n in sorted(out.items()) if n > 1}
+                for name, start in event.get("partitions", {}).items():
+                    assigned.setdefault(name, []).append({"at": event.get("at", 0), "dc": dc, "start": start})
+    return {
+        name: sorted(found, key=lambda h: h["at"])[1:] for name, found in sorted(assigned.items()) if len(found) > 1
+    }
+
+
+def batch_before(handover, name, batches_by_dc):
+    """The size of the batch a handover of partition name repeats: the batch that holds the offset its new
+    owner starts at (the group's committed offset), of any job but the new owner since it got the partition;
+    0 when none holds it (the old owner had committed all it read)."""
+    sizes = [
+        last - first + 1
+        for dc, batches in batches_by_dc.items()
+        for batch in batches
+        for first, last in [batch.get("ranges", {}).get(name) or (None, None)]
+        if first is not None
+        and first <= handover["start"] <= last
+        and not (dc == handover["dc"] and batch.get("at", 0) >= handover["at"])
+    ]
+    return max(sizes, default=0)
 
 
 def duplicate_bound(duplicates_by_partition, moves, batches_by_dc):
-    """Per partition: its duplicates against one batch per handover (the largest batch any job read of it).
+    """Per partition: its duplicates against one batch per handover, the batch before each (batch_before).
 
-    moves: handovers(); returns {key: {"duplicates", "handovers", "largest_batch", "within"}}.
+    moves: handovers(); returns {key: {"duplicates", "handovers", "batches_before", "bound", "within"}}.
     """
-    largest = Counter()
-    for batches in batches_by_dc.values():
-        for batch in batches:
-            for name, (first, last) in batch.get("ranges", {}).items():
-                largest[name] = max(largest[name], last - first + 1)
     out = {}
     for name in sorted(set(duplicates_by_partition) | set(moves)):
+        before = [batch_before(h, name, batches_by_dc) for h in moves.get(name, [])]
         dup = duplicates_by_partition.get(name, 0)
-        moved = moves.get(name, 0)
         out[name] = {
             "duplicates": dup,
-            "handovers": moved,
-            "largest_batch": largest.get(name, 0),
-            "within": dup <= moved * largest.get(name, 0),
+            "handovers": len(before),
+            "batches_before": before,
+            "bound": sum(before),
+            "within": dup <= sum(before),
         }
     return out
 

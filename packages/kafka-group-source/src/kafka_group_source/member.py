@@ -22,12 +22,13 @@ import queue
 import socket
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from .checks import apply_group_configs, check_cluster, default_admin
-from .options import SourceError
+from .options import SettingError, SourceError
 from .plan import Assignment, Planner, key, split_key
 
 # Errors after which the member can never be served: the query fails and
@@ -64,7 +65,7 @@ class GroupMember:
         self.settings, self.consumer, self.admin, self.events = settings, consumer, admin, events
         self.clock, self.poll_seconds, self.retries = clock, poll_seconds, retries
         self.assignment = Assignment()
-        self.planner = Planner(self.assignment, settings.max_records)
+        self.planner = Planner.of(self.assignment, settings, clock)
         self.error = None  # the first fatal error, raised at Spark's next call
         self.stray_records = 0  # records the poll returned although every partition is paused
         self._unread_since = {}  # {key: when its end offset was first unreadable}
@@ -79,11 +80,11 @@ class GroupMember:
 
     def start(self):
         self.consumer.subscribe(
-            list(self.settings.topics), on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+            self.settings.subscription(), on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
         )
         self._thread = threading.Thread(target=self._poll_loop, name="group-member-poll", daemon=True)
         self._thread.start()
-        self.events.write("started", group=self.settings.group, topics=list(self.settings.topics))
+        self.events.write("started", group=self.settings.group, topics=self.settings.subscription())
         return self
 
     def _poll_loop(self):
@@ -157,22 +158,48 @@ class GroupMember:
             self.events.write("lost", partitions=sorted(names), owned=sorted(self.assignment.owned()))
 
     def _starts(self, partitions):
-        """{key: start} of arriving partitions: the group's committed offset, or the starting position."""
+        """{key: start} of arriving partitions: the group's committed offset, or where the options start a
+        partition the group has none for (Settings.starting)."""
         wanted = [TopicPartition(tp.topic, tp.partition) for tp in partitions]
         committed = self._retry("read the group's committed offsets", lambda: self.consumer.committed(wanted, 10))
-        out = {}
+        out, by_time = {}, []
         for tp in committed:
+            name = key(tp.topic, tp.partition)
             if tp.error is not None:
-                raise SourceError(f"committed offset of {key(tp.topic, tp.partition)}: {tp.error}")
-            if tp.offset >= 0:
-                out[key(tp.topic, tp.partition)] = tp.offset
+                raise SourceError(f"committed offset of {name}: {tp.error}")
+            where = self.settings.starting(tp.topic, tp.partition) if tp.offset < 0 else tp.offset
+            if isinstance(where, tuple):
+                by_time.append(TopicPartition(tp.topic, tp.partition, where[1]))
+            elif isinstance(where, int):
+                out[name] = where
             else:
-                low, high = self._retry(
-                    "read a partition's first and end offsets",
-                    lambda tp=tp: self.consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), 10),
-                )
-                out[key(tp.topic, tp.partition)] = low if self.settings.starting_offsets == "earliest" else high
+                low, high = self._watermarks(tp)
+                out[name] = low if where == "earliest" else high
+        if by_time:
+            found = self._retry(
+                "find the offsets of the starting timestamps", lambda: self.consumer.offsets_for_times(by_time, 10)
+            )
+            for tp, asked in zip(found, by_time, strict=True):
+                name = key(tp.topic, tp.partition)
+                if tp.error is not None:
+                    raise SourceError(f"the offset of {name} at {asked.offset} ms: {tp.error}")
+                if tp.offset >= 0:
+                    out[name] = tp.offset
+                elif self.settings.timestamp_strategy == "latest":
+                    out[name] = self._watermarks(tp)[1]
+                else:
+                    raise SettingError(
+                        f"{name} has no record at or after the starting timestamp {asked.offset} "
+                        "(startingTimestamp, startingOffsetsByTimestamp): startingOffsetsByTimestampStrategy=latest "
+                        "starts such a partition at its end"
+                    )
         return out
+
+    def _watermarks(self, tp):
+        return self._retry(
+            "read a partition's first and end offsets",
+            lambda: self.consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), 10),
+        )
 
     def _retry(self, what, call):
         for attempt in range(self.retries):
@@ -269,13 +296,21 @@ class _Reader:
         self.stats = None
         self.stats_at = 0.0
         config = settings.reader_config()
-        if settings.fetch_stats:
+        if settings.include_broker:
             config["stats_cb"] = self._on_stats
         self.consumer = factory(config)
 
     def _on_stats(self, raw):
         self.stats = json.loads(raw)
         self.stats_at = time.monotonic()
+
+    def fresh_broker(self, topic, partition, wait=1.0):
+        """The broker of the statistics that come after now (at most wait seconds for them), or None."""
+        asked = time.monotonic()
+        deadline = asked + wait
+        while self.stats_at <= asked and time.monotonic() < deadline:
+            self.consumer.poll(0.05)
+        return self.broker(topic, partition)
 
     def broker(self, topic, partition):
         """The broker the partition is fetched from now, by the last statistics (None: unknown)."""
@@ -293,65 +328,133 @@ def reader_for(settings, factory):
     return found
 
 
-def read_range(settings, topic, partition, start, end, factory, clock=time.monotonic):
-    """Rows (topic, partition, offset, timestamp ms, key, value, broker) of [start, end) of one partition.
+CHUNK = 10_000  # records per chunk a read yields: one Arrow batch to the JVM (Spark's maxRecordsPerBatch)
+CONSUME = 10_000  # records asked of librdkafka at a time
+
+
+@dataclass
+class Chunk:
+    """Records of one partition, by column (Spark's Kafka schema), as a read yields them."""
+
+    topic: str
+    partition: int
+    keys: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+    offsets: list = field(default_factory=list)
+    stamps: list = field(default_factory=list)  # ms since the epoch (-1: none, as the Java client gives it)
+    kinds: list = field(default_factory=list)  # Spark's timestampType: 0 create time, 1 log append time, -1 none
+    headers: list | None = None  # [(key, value)] or None per record, with includeHeaders
+    broker: int | None = None  # the broker that served the records (includeBroker)
+
+    def rows(self):
+        """The records as tuples in the order of Settings.columns() (for tests and small reads)."""
+        n = len(self.offsets)
+        extra = [self.headers] if self.headers is not None else []
+        columns = [self.keys, self.values, [self.topic] * n, [self.partition] * n, self.offsets, self.stamps,
+                   self.kinds, *extra]  # fmt: skip
+        return [tuple(c[i] for c in columns) for i in range(n)]
+
+
+def read_range(settings, topic, partition, start, end, factory, clock=time.monotonic, timings=None):
+    """Chunks of the records of [start, end) of one partition, in offset order.
 
     Offsets missing inside the range (compaction, transaction markers) are
-    skipped; a range the log no longer holds, a client error, or a read that
-    does not reach end within read_timeout fails the task.
+    skipped; a range the log no longer holds fails the read (failOnDataLoss,
+    else the read skips to what the log holds); a client error, or a read
+    that makes no progress for read_timeout seconds, fails it. timings: a
+    dict the seconds spent in librdkafka's consume ("fetch": its wall time,
+    "fetch_cpu": this thread's CPU in it, making the messages) and taking the
+    records apart ("extract", "extract_cpu") are added to.
     """
     reader = reader_for(settings, factory)
     consumer = reader.consumer
+    timings = {} if timings is None else timings
+    spent = dict.fromkeys(("fetch", "fetch_cpu", "extract", "extract_cpu"), 0.0)
     consumer.assign([TopicPartition(topic, partition, start)])
     deadline = clock() + settings.read_timeout
-    rows, position = [], start
+    position = start
+    chunks, chunk = [], _chunk(settings, topic, partition)
     try:
         while position < end:
             if clock() > deadline:
                 raise SourceError(
-                    f"{key(topic, partition)}: read to {position} of [{start}, {end}) in {settings.read_timeout:.0f} s"
+                    f"{key(topic, partition)}: read to {position} of [{start}, {end}), then nothing for "
+                    f"{settings.read_timeout:.0f} s (kafkaConsumer.pollTimeoutMs)"
                 )
-            messages = consumer.consume(num_messages=min(500, end - position), timeout=0.5)
+            began, began_cpu = time.perf_counter(), time.thread_time()
+            messages = consumer.consume(num_messages=min(CONSUME, end - position), timeout=0.5)
+            fetched, fetched_cpu = time.perf_counter(), time.thread_time()
+            spent["fetch"] += fetched - began
+            spent["fetch_cpu"] += fetched_cpu - began_cpu
             if not messages:
                 # Offsets with no record to give (a transaction's marker at the end) still move the position.
                 at = consumer.position([TopicPartition(topic, partition)])[0].offset
-                position = max(position, at if at is not None else position)
+                if at is not None and at > position:
+                    position, deadline = at, clock() + settings.read_timeout
                 continue
-            for msg in messages:
-                err = msg.error()
-                if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
-                        continue
-                    raise SourceError(f"{key(topic, partition)}: reading [{start}, {end}) failed: {err.str()}")
-                if msg.topic() != topic or msg.partition() != partition or msg.offset() < position:
-                    continue
-                if msg.offset() >= end:
-                    position = end
-                    break
-                stamp = msg.timestamp()[1]
-                rows.append([topic, partition, msg.offset(), stamp if stamp >= 0 else None, msg.key(), msg.value()])
-                position = msg.offset() + 1
-    except BaseException:
-        _READERS.pop(settings, None)
-        consumer.close()
-        raise
-    broker = None
-    if settings.fetch_stats:
-        finished = time.monotonic()
-        stats_deadline = finished + 1.0
-        while reader.stats_at <= finished and time.monotonic() < stats_deadline:
-            consumer.poll(0.05)
-        broker = reader.broker(topic, partition)
-    # Assigned until its next range, librdkafka would go on fetching the
-    # partition into a queue the next assign() throws away: bytes the brokers
-    # serve and no batch holds (about five times what the job kept, measured).
-    try:
+            before = position
+            position = _take(messages, chunk, topic, partition, start, end, position)
+            spent["extract"] += time.perf_counter() - fetched
+            spent["extract_cpu"] += time.thread_time() - fetched_cpu
+            if position > before:
+                deadline = clock() + settings.read_timeout
+            if len(chunk.offsets) >= CHUNK:
+                if settings.include_broker:
+                    chunks.append(chunk)
+                else:
+                    yield chunk
+                chunk = _chunk(settings, topic, partition)
+        if settings.include_broker:
+            chunks.append(chunk)
+            broker = reader.fresh_broker(topic, partition)
+            for done in chunks:
+                done.broker = broker
+                yield done
+        elif chunk.offsets:
+            yield chunk
+        # Assigned until its next range, librdkafka would go on fetching the
+        # partition into a queue the next assign() throws away: bytes the brokers
+        # serve and no batch holds (about five times what the job kept, measured).
         consumer.unassign()
     except BaseException:
         _READERS.pop(settings, None)
         consumer.close()
         raise
-    return [(*row, broker) for row in rows]
+    finally:
+        for name, seconds in spent.items():
+            timings[name] = timings.get(name, 0.0) + seconds
+
+
+def _chunk(settings, topic, partition):
+    return Chunk(topic, partition, headers=[] if settings.include_headers else None)
+
+
+def _take(messages, chunk, topic, partition, start, end, position):
+    """Add the messages of [position, end) to chunk; the position after them."""
+    keys, values, offsets = chunk.keys.append, chunk.values.append, chunk.offsets.append
+    stamps, kinds = chunk.stamps.append, chunk.kinds.append
+    headers = chunk.headers.append if chunk.headers is not None else None
+    for msg in messages:
+        err = msg.error()
+        if err is not None:
+            if err.code() == KafkaError._PARTITION_EOF:
+                continue
+            raise SourceError(f"{key(topic, partition)}: reading [{start}, {end}) failed: {err.str()}")
+        offset = msg.offset()
+        if offset < position or msg.partition() != partition or msg.topic() != topic:
+            continue
+        if offset >= end:
+            return end
+        keys(msg.key())
+        values(msg.value())
+        offsets(offset)
+        kind, stamp = msg.timestamp()
+        stamps(stamp)
+        kinds(kind - 1)  # librdkafka's 0 none, 1 create, 2 log append: Java's (and Spark's) -1, 0, 1
+        if headers is not None:
+            headers(msg.headers())
+        position = offset + 1
+    return position
 
 
 def default_consumer(config):

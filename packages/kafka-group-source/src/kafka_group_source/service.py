@@ -96,10 +96,10 @@ class Context:
         """The kafka-group source's options the role's settings give: cluster, topics, group, DC, credentials
         and, when set, the group's session timeout and heartbeat interval."""
         options = {
-            "bootstrap.servers": self.bootstrap_servers,
-            "topics": self.topics,
-            "group.id": self.group,
-            "client.rack": self.dc,
+            "kafka.bootstrap.servers": self.bootstrap_servers,
+            "subscribe": self.topics,
+            "kafka.group.id": self.group,
+            "kafka.client.rack": self.dc,
         }
         if self.client_config:
             options["client.config"] = self.client_config
