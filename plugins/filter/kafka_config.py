@@ -118,9 +118,9 @@ def smoke_cluster_args(clusters, properties_dir):
 
 def variable_problems(hostvars, hosts, own=()):
     """Why host variables with the collection's prefixes would be ignored (module_utils/variables.py)."""
-    declared, internal = variables.collection_variables(str(Path(__file__).resolve().parents[2]))
+    declared, internal, produced = variables.collection_variables(str(Path(__file__).resolve().parents[2]))
     names = {host: [name for name in hostvars[host] if name.startswith(variables.PREFIXES)] for host in hosts}
-    return variables.problems(names, declared, internal, own)
+    return variables.problems(names, declared, internal, own, produced)
 
 
 class FilterModule:

@@ -4,8 +4,7 @@ A variable the roles do not read is ignored by Ansible in silence, so a typo (ka
 kafka_node_log_dirs) or a name a release removed leaves the run on its defaults. Preflight therefore refuses, before
 any host is touched, every host variable with one of the collection's prefixes that
 - a release removed (REMOVED: the release and what replaces it);
-- the collection computes itself (a role's vars/, a registered result, a fact it sets): an inventory value of it
-  has no effect;
+- the collection computes itself (a role's vars/): an inventory value of it has no effect;
 - no role declares in its argument specs, with the closest declared names ("did you mean").
 The check refuses rather than warns: an unknown name with the collection's prefix is almost always a typo, and a
 warning scrolls away while the run goes on with the defaults. Variables of the operator's own that share a prefix
@@ -62,32 +61,38 @@ def _walk_tasks(node, names: set[str]) -> None:
 
 @functools.lru_cache(maxsize=4)
 def collection_variables(root: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(declared, internal) names of the collection at root: argument specs' options; role vars, results, facts."""
+    """(declared, internal) names of the collection at root: the argument specs' options; and the role vars, the
+    results the tasks register and the facts they set. A run's earlier plays leave its results and facts among the
+    host variables a later preflight reads (site.yml ends with spark.yml, which judges again), so those pass; a role
+    var set in the inventory is refused (problems())."""
     base = Path(root)
     declared: set[str] = set()
-    internal: set[str] = set()
+    role_vars: set[str] = set()
+    produced: set[str] = set()
     for spec in base.glob("roles/*/meta/argument_specs.yml"):
         for entry in (_yaml(spec).get("argument_specs") or {}).values():
             declared.update((entry or {}).get("options") or {})
-    for role_vars in base.glob("roles/*/vars/*.yml"):
-        internal.update(_yaml(role_vars))
+    for path in base.glob("roles/*/vars/*.yml"):
+        role_vars.update(_yaml(path))
     for pattern in ("roles/*/tasks/*.yml", "roles/*/handlers/*.yml", "playbooks/*.yml"):
         for tasks in base.glob(pattern):
-            _walk_tasks(_yaml(tasks), internal)
+            _walk_tasks(_yaml(tasks), produced)
     if not declared:
         raise ValueError(f"no argument specs found under {root}/roles: cannot judge the inventory's variables")
-    return frozenset(declared), frozenset(internal - declared)
+    return frozenset(declared), frozenset((role_vars | produced) - declared), frozenset(produced - declared)
 
 
-def problems(host_names: dict, declared, internal, own=()) -> list[str]:
+def problems(host_names: dict, declared, internal, own=(), produced=()) -> list[str]:
     """Why the inventory's variables would be ignored, one line per variable, naming its hosts.
 
-    host_names: {host: [variable names]}; declared, internal: the collection's names; own: the operator's.
+    host_names: {host: [variable names]}; declared, internal: the collection's names; own: the operator's;
+    produced: the results and facts the collection's tasks leave (an earlier play of the same run set them).
     """
     hosts_of: dict[str, list[str]] = {}
+    passes = set(declared) | set(own) | set(produced)
     for host, names in host_names.items():
         for name in names:
-            if isinstance(name, str) and name.startswith(PREFIXES) and name not in declared and name not in own:
+            if isinstance(name, str) and name.startswith(PREFIXES) and name not in passes:
                 hosts_of.setdefault(name, []).append(host)
     out = []
     for name in sorted(hosts_of):

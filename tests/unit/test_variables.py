@@ -5,16 +5,17 @@ import pytest
 from ansible_collections.stretch.kafka.plugins.module_utils import variables
 from testkit import REPO
 
-DECLARED, INTERNAL = variables.collection_variables(str(REPO))
+DECLARED, INTERNAL, PRODUCED = variables.collection_variables(str(REPO))
 
 
 def problems(names, own=()):
-    return variables.problems({"dc1-broker1": names}, DECLARED, INTERNAL, own)
+    return variables.problems({"dc1-broker1": names}, DECLARED, INTERNAL, own, PRODUCED)
 
 
 def test_the_collection_declares_its_variables_and_knows_the_ones_it_computes():
     assert {"kafka_node_log_dirs", "kafka_topics", "spark_stream_jobs", "python_venv_index_packages"} <= DECLARED
     assert {"kafka_cluster", "kafka_this_node", "python_venv_install"} <= INTERNAL
+    assert "kafka_cluster" not in PRODUCED
     assert not DECLARED & INTERNAL
     assert not set(variables.REMOVED) & DECLARED
 
@@ -44,6 +45,12 @@ def test_a_variable_the_roles_compute_has_no_effect_from_the_inventory():
     assert "is computed by the stretch.kafka roles: an inventory value of it has no effect" in refusal
 
 
+def test_what_an_earlier_play_of_the_run_registered_or_set_passes():
+    """site.yml ends with spark.yml, whose preflight reads the host variables the run's earlier plays left."""
+    assert {"kafka_admin_topics_result", "kafka_node_certificate"} <= PRODUCED
+    assert problems(["kafka_admin_topics_result", "kafka_node_certificate"]) == []
+
+
 def test_declared_foreign_and_own_variables_pass():
     assert (
         problems(["kafka_node_log_dirs", "testbed_dist", "ansible_host", "kafka_team_owner"], ["kafka_team_owner"])
@@ -53,7 +60,7 @@ def test_declared_foreign_and_own_variables_pass():
 
 def test_one_line_per_variable_names_its_hosts():
     found = variables.problems(
-        {f"h{i}": ["kafka_topic"] for i in range(5)} | {"x": ["spark_stream_group"]}, DECLARED, INTERNAL
+        {f"h{i}": ["kafka_topic"] for i in range(5)} | {"x": ["spark_stream_group"]}, DECLARED, INTERNAL, (), PRODUCED
     )
     assert len(found) == 2
     assert found[0].startswith("kafka_topic (set for h0, h1, h2 and 2 more)")
