@@ -176,3 +176,19 @@ def test_a_bundled_wheel_whose_bytes_differ_from_its_sha256_is_refused_by_pip(ar
     run = venv_run(tampered, tmp_path)
     assert not run.ok
     assert "THESE PACKAGES DO NOT MATCH THE HASHES" in run.text + run.stdout
+
+
+def test_site_lists_the_tags_of_every_concern_it_reconciles(artifact):
+    listed = subprocess.run(
+        [Path(sys.executable).parent / "ansible-playbook", "-i", "localhost,", "stretch.kafka.site", "--list-tags"],
+        cwd=artifact,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ANSIBLE_CONFIG": str(artifact / "ansible.cfg")},
+    )
+    assert listed.returncode == 0, listed.stderr
+    tags = set()
+    for line in listed.stdout.splitlines():
+        if "TASK TAGS: [" in line:
+            tags.update(t.strip() for t in line.split("[", 1)[1].rstrip("]").split(","))
+    assert {"topics", "users", "acls", "quotas", "settings", "pki", "nodes", "status", "spark"} <= tags, tags
