@@ -35,6 +35,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils import (
     cluster_settings,
     kafka_admin,
     model,
+    nodes,
     quotas,
     security,
     spark_security,
@@ -278,7 +279,7 @@ def load(inventory=None):
             }
         if host.name in groups.get("spark_workers", []):
             workers.setdefault(templar.template(hv["kafka_dc"]), []).append(templar.template(hv["testbed_ip"]))
-        if host.name in groups.get(settings["kafka_brokers_group"], []):
+        if host.name in groups.get(nodes.BROKERS_GROUP, []):
             settings = hv
     for dc, found in spark.items():
         found["hosts"] = sorted(workers.get(dc, []))

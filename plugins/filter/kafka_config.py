@@ -128,6 +128,7 @@ class FilterModule:
             "tool_properties": _guard(properties.tool_properties),
             "java_properties": _guard(properties_file),
             "limit_problem": _guard(run_scope.limit_problem),
+            "retired_group_variables": _guard(run_scope.retired_group_variables),
             "min_insync_problems": _guard(topology.min_insync_problems),
             "kafka_python_client": _guard(security.kafka_python),
             "librdkafka_client": _guard(security.librdkafka),

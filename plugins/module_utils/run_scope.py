@@ -18,6 +18,8 @@ is touched:
 
 from __future__ import annotations
 
+from ansible_collections.stretch.kafka.plugins.module_utils.nodes import BROKERS_GROUP, CONTROLLERS_GROUP, named_hosts
+
 FIRST_BROKER = "first_broker"
 SPARK_HOSTS = "spark_hosts"
 NONE = "none"
@@ -67,7 +69,45 @@ PLAYBOOKS = {
 }
 
 
-def limit_problem(playbook, limit, run_hosts, groups, controllers_group, brokers_group):
+# Variables that once renamed the inventory groups. A play's hosts: pattern is evaluated before any role or
+# inventory variable, so they renamed nothing: with the groups renamed, every play over them matched no host and
+# the run ended ok having done nothing.
+GROUPS = (CONTROLLERS_GROUP, BROKERS_GROUP, "spark_masters", "spark_workers")
+RETIRED_GROUP_VARIABLES = (
+    "kafka_brokers_group",
+    "kafka_controllers_group",
+    "spark_masters_group",
+    "spark_workers_group",
+    "spark_stream_masters_group",
+)
+
+
+def retired_group_variables(groups, hostvars):
+    """Why the inventory's variables would rename the groups in vain; '' when none is set.
+
+    groups: the inventory's {group: [hosts]}; hostvars: {host: {variable:
+    value}} (Ansible's hostvars). Names the variables and the hosts that set
+    them, so the operator finds where.
+    """
+    every_host = list(groups.get("all") or [])
+    setting = {}
+    for host in every_host:
+        for name in RETIRED_GROUP_VARIABLES:
+            if name in hostvars[host]:
+                setting.setdefault(name, []).append(host)
+    if not setting:
+        return ""
+    hosts = sorted({h for found in setting.values() for h in found})
+    where = "on every host" if len(hosts) == len(every_host) else f"on {named_hosts(hosts)}"
+    return (
+        f"{', '.join(sorted(setting))} {'is' if len(setting) == 1 else 'are'} set ({where}): the collection's "
+        f"playbooks run on the inventory groups {', '.join(GROUPS)}, whatever these say, and a play whose groups "
+        "are missing is skipped in silence. Name the groups so (a group of your own joins as one of their "
+        "children) and remove the variables"
+    )
+
+
+def limit_problem(playbook, limit, run_hosts, groups):
     """Why this run's --limit would skip plays the playbook needs; '' when it would not.
 
     playbook: the playbook's name (a key of PLAYBOOKS; None or '' for
@@ -88,16 +128,16 @@ def limit_problem(playbook, limit, run_hosts, groups, controllers_group, brokers
             f"{name}.yml takes no --limit: --limit {limit!r} would skip {skipped}, and the run would still end ok; "
             f"{instead}"
         )
-    first = (groups.get(brokers_group) or [None])[0]
+    first = (groups.get(BROKERS_GROUP) or [None])[0]
     run = set(run_hosts)
     if first in run:
         return ""
-    kafka_nodes = set(groups.get(controllers_group) or ()) | set(groups.get(brokers_group) or ())
+    kafka_nodes = set(groups.get(CONTROLLERS_GROUP) or ()) | set(groups.get(BROKERS_GROUP) or ())
     if policy == SPARK_HOSTS and not run & kafka_nodes:
         return ""
     also = f"; or {instead}" if instead else ""
     return (
-        f"--limit {limit!r} leaves out {first} ({brokers_group}[0]), where {name}.yml runs {skipped}: those plays "
+        f"--limit {limit!r} leaves out {first} ({BROKERS_GROUP}[0]), where {name}.yml runs {skipped}: those plays "
         f"would be skipped and the run would still end ok. Keep {first} in the limit (--limit '{limit},{first}'), "
         f"or run without --limit{also}"
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ansible_collections.stretch.kafka.plugins.module_utils import acls, placement, quotas, releases, security, topics
 from ansible_collections.stretch.kafka.plugins.module_utils import users as users_mod
+from ansible_collections.stretch.kafka.plugins.module_utils.nodes import named_hosts
 
 # Replicas a partition keeps in each broker DC, so that a consumer in either
 # DC survives one broker failure without reading across DCs.
@@ -281,12 +282,6 @@ def _check_min_isr(node, rf_key, rf, isr_key):
     return None
 
 
-def _hosts(hosts, shown=4):
-    hosts = sorted(hosts)
-    more = f" and {len(hosts) - shown} more" if len(hosts) > shown else ""
-    return ", ".join(hosts[:shown]) + more
-
-
 def check_install(install_by_host):
     """An archive fetched by URL must carry a checksum; something must be installed.
 
@@ -304,15 +299,15 @@ def check_install(install_by_host):
             problem = releases.checksum_problem(checksum, "kafka_node_archive_checksum")
             if problem:
                 bad_checksum[problem].append(host)
-    errors = [f"{_hosts(hosts)}: {problem}" for problem, hosts in sorted(bad_checksum.items())]
+    errors = [f"{named_hosts(hosts)}: {problem}" for problem, hosts in sorted(bad_checksum.items())]
     if no_source:
         errors.append(
-            f"{_hosts(no_source)}: set kafka_node_archive_url (with kafka_node_archive_checksum) "
+            f"{named_hosts(no_source)}: set kafka_node_archive_url (with kafka_node_archive_checksum) "
             "or kafka_node_archive_src"
         )
     if no_checksum:
         errors.append(
-            f"{_hosts(no_checksum)}: kafka_node_archive_url is set but kafka_node_archive_checksum is empty; "
+            f"{named_hosts(no_checksum)}: kafka_node_archive_url is set but kafka_node_archive_checksum is empty; "
             "give the release's checksum (e.g. 'sha512:...') so a tampered download is refused"
         )
     return errors
@@ -332,7 +327,7 @@ def check_dc_names(nodes):
         spelled[node.dc.strip().lower()][node.dc].append(node.host)
     for forms in spelled.values():
         if len(forms) > 1:
-            listing = "; ".join(f"{dc!r} ({_hosts(hosts)})" for dc, hosts in sorted(forms.items()))
+            listing = "; ".join(f"{dc!r} ({named_hosts(hosts)})" for dc, hosts in sorted(forms.items()))
             errors.append(
                 f"kafka_dc values differ only in case or spacing: {listing}; Kafka compares racks exactly, "
                 "so these would be different DCs"

@@ -801,3 +801,41 @@ def test_a_ca_rotation_step_out_of_order_is_refused_before_any_node_is_touched(p
     assert f"kafka_tls_rotate={step} cannot follow the CA rotation's current step ({phase or 'none'})" in out, out
     assert not unreachable_or_node_plays(result)
     assert not (pki / "next-ca.crt").exists(), "a refused step made a CA"
+
+
+# -- the Kafka groups have fixed names: a renamed group must not leave every play with no host ----------
+
+
+def renamed_groups(inv):
+    """The controllers and brokers in groups of other names, with the variables that once named them."""
+    children = groups(inv)
+    children["my_controllers"] = children.pop("kafka_controllers")
+    children["my_brokers"] = children.pop("kafka_brokers")
+    inv["all"]["vars"].update(kafka_controllers_group="my_controllers", kafka_brokers_group="my_brokers")
+
+
+@pytest.mark.parametrize("playbook", ["preflight.yml", "site.yml", "topics.yml"])
+def test_renamed_kafka_groups_are_refused_not_skipped(playbook, tmp_path):
+    # Every play's hosts: pattern names kafka_controllers and kafka_brokers;
+    # an inventory that renames them would match no host, and each play would
+    # be skipped with the run ending ok.
+    inv = base_inventory()
+    renamed_groups(inv)
+    rc, out, result = run(playbook, inv, tmp_path)
+    assert rc != 0, out
+    assert (
+        "kafka_brokers_group, kafka_controllers_group are set (on every host): the collection's playbooks run on the "
+        "inventory groups kafka_controllers, kafka_brokers, spark_masters, spark_workers, whatever these say"
+    ) in out, out
+    assert touched_no_host(result), f"{playbook} went on after its scope was refused"
+
+
+def test_groups_of_other_names_join_through_the_kafka_groups(tmp_path):
+    # The way to keep groups of one's own: make them children of the Kafka groups.
+    inv = base_inventory()
+    children = groups(inv)
+    children["my_brokers"] = children.pop("kafka_brokers")
+    children["kafka_brokers"] = {"children": {"my_brokers": None}}
+    rc, out, result = run("preflight.yml", inv, tmp_path)
+    assert rc == 0, out
+    assert "inventory accepted" in out
