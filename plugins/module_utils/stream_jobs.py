@@ -27,8 +27,8 @@ import re
 
 from ansible_collections.stretch.kafka.plugins.module_utils import acls, spark_security
 
-NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 FIELDS = {
     "name", "file", "module", "args", "group", "topics", "user", "state", "session_timeout_ms",
     "heartbeat_interval_ms", "spark_conf",
@@ -96,7 +96,7 @@ def _entry_problems(job, file_exists, provided_modules):
     name = job.get("name")
     where = f"job {name!r}" if isinstance(name, str) else "a job"
     out = []
-    if not isinstance(name, str) or not NAME.match(name):
+    if not isinstance(name, str) or not NAME.fullmatch(name):
         out.append(
             f"{where}: its name must be lower-case letters, digits and dashes (its service is spark-stream-<name>)"
         )
@@ -109,7 +109,7 @@ def _entry_problems(job, file_exists, provided_modules):
                        "(for example \"{{ inventory_dir }}/../jobs/job.py\")")  # fmt: skip
         elif not path.endswith(".py") or not file_exists(path):
             out.append(f"{where}: its file {path} is missing on the controller (or is no .py file)")
-    elif not isinstance(job["module"], str) or not MODULE.match(job["module"]):
+    elif not isinstance(job["module"], str) or not MODULE.fullmatch(job["module"]):
         out.append(f"{where}: its module {job['module']!r} is not a Python module name")
     elif provided_modules is not None and job["module"] not in provided_modules:
         out.append(

@@ -23,17 +23,18 @@ MIN_CONTROLLER_DCS = 3
 
 MAX_NODE_ID = 2**31 - 1
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-LISTENER_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+LISTENER_NAME = re.compile(r"[A-Za-z0-9_]+")
 NON_ROUTABLE = ("", "0.0.0.0", "::", "[::]")
 # Names the roles write into server.properties and every client's settings
 # as they are: a DC name becomes broker.rack and client.rack, compared byte
 # for byte (and Kafka reads server.properties as ISO 8859-1, so a name
 # outside ASCII would not be the clients' any more); a host is an address
 # in advertised.listeners and the bootstrap lists. Each is held to a set no
-# file format takes for syntax.
-DC_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+# file format takes for syntax, matched whole (fullmatch: a `$` would let a
+# final line break through).
+DC_NAME = re.compile(r"[A-Za-z0-9._-]+")
 DC_NAME_RULE = "letters, digits, '.', '_' and '-'"
-HOST_NAME = re.compile(r"^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])$")
+HOST_NAME = re.compile(r"[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]")
 HOST_NAME_RULE = "a host name or IPv4 address (letters, digits, '.', '_', '-') or an IPv6 address in brackets"
 
 # Settings the roles derive from the inventory, and the variable that owns
@@ -319,7 +320,7 @@ def check_dc_names(nodes):
     errors = []
     spelled = defaultdict(lambda: defaultdict(list))
     for node in nodes:
-        if node.dc and not DC_NAME.match(node.dc):
+        if node.dc and not DC_NAME.fullmatch(node.dc):
             errors.append(
                 f"{node.host}: kafka_dc={node.dc!r} is not a DC name the roles can write: use {DC_NAME_RULE} "
                 "(it becomes broker.rack and every client's client.rack, compared byte for byte)"
@@ -367,13 +368,13 @@ def check_listeners(listeners):
     ports = defaultdict(list)
     for name, spec in listeners.items():
         where = f"kafka_listeners.{name}"
-        if not LISTENER_NAME.match(str(name)):
+        if not LISTENER_NAME.fullmatch(str(name)):
             errors.append(f"{where}: a listener name is letters, digits and '_' (Kafka refuses {name!r})")
         if not isinstance(spec, dict):
             errors.append(f"{where} must be a mapping with port and protocol")
             continue
         bind_host = spec.get("bind_host")
-        if bind_host is not None and bind_host != "" and not HOST_NAME.match(str(bind_host)):
+        if bind_host is not None and bind_host != "" and not HOST_NAME.fullmatch(str(bind_host)):
             errors.append(f"{where}.bind_host={bind_host!r} is not {HOST_NAME_RULE}")
         port = _as_int(spec.get("port"))
         if port is None or not 1 <= port <= 65535:
@@ -398,7 +399,7 @@ def check_endpoints(nodes):
             f"{node.host}: its advertised address {host!r} (kafka_advertised_host, or the inventory name) is not "
             f"{HOST_NAME_RULE}"
             for host in sorted(hosts)
-            if host not in NON_ROUTABLE and not HOST_NAME.match(host)
+            if host not in NON_ROUTABLE and not HOST_NAME.fullmatch(host)
         )
         for name, listener in sorted(node.listeners.items()):
             endpoint = listener["endpoint"]

@@ -200,6 +200,11 @@ def a_dc_name_with_a_line_break(inv):
     groups(inv)["dc2"]["vars"]["kafka_dc"] = "dc2\nallow.everyone.if.no.acl.found=true"
 
 
+def a_dc_name_ending_in_a_line_break(inv):
+    # What a YAML block scalar (kafka_dc: |) gives.
+    groups(inv)["dc2"]["vars"]["kafka_dc"] = "dc2\n"
+
+
 def a_dc_name_beyond_ascii(inv):
     groups(inv)["dc1"]["vars"]["kafka_dc"] = "zürich"
 
@@ -398,6 +403,7 @@ BAD = [
         "dc2-broker0: kafka_dc='dc2\\nallow.everyone.if.no.acl.found=true' is not a DC name the roles can write: "
         "use letters, digits, '.', '_' and '-'",
     ),
+    (a_dc_name_ending_in_a_line_break, "dc2-broker0: kafka_dc='dc2\\n' is not a DC name the roles can write"),
     (a_dc_name_beyond_ascii, "dc1-broker0: kafka_dc='zürich' is not a DC name the roles can write"),
     (
         an_advertised_address_with_a_line_break,
