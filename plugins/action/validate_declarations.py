@@ -31,6 +31,7 @@ class ActionModule(ActionBase):
             mechanism=args.get("sasl_mechanism"),
             min_insync_replicas=args.get("min_insync_replicas"),
             min_insync_opt_in=bool(args.get("min_insync_replicas_one_opt_in")),
+            cluster_min_insync_replicas=args.get("cluster_min_insync_replicas"),
         )
         result["changed"] = False
         if errors:

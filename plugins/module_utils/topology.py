@@ -512,6 +512,23 @@ def min_insync_problems(values, opt_in=False):
     return errors
 
 
+def _topic_min_isr_problems(name, rf, own, inherited):
+    """Why a topic's effective min.insync.replicas (its own, else the cluster's it inherits) blocks its writes."""
+    isr = _as_int(own if own is not None else inherited)
+    if isr is None or isr < rf:
+        return []
+    source = "" if own is not None else " (the cluster's, kafka_admin_min_isr_target, which it inherits)"
+    why = (
+        f"at {isr}, losing a single replica blocks every acks=all write"
+        if isr == rf
+        else f"at {isr}, no acks=all write is ever accepted"
+    )
+    return [
+        f"kafka_topics: topic '{name}': min.insync.replicas={isr}{source} must be below its replication factor {rf}: "
+        f"{why}"
+    ]
+
+
 def check_declarations(
     node_dicts,
     declared_topics,
@@ -523,13 +540,17 @@ def check_declarations(
     mechanism=None,
     min_insync_replicas=None,
     min_insync_opt_in=False,
+    cluster_min_insync_replicas=None,
 ):
     """Problems with kafka_topics, kafka_quotas, the throttle, kafka_users and kafka_acls, found without a cluster.
 
     Each topic's replication factor is checked against the inventory's broker
     DCs, so RF larger than the brokers is refused before any host is touched;
     a topic's min.insync.replicas, and the min.insync.replicas settings given
-    as {variable: value}, are held to min_insync_problems().
+    as {variable: value}, are held to min_insync_problems(). A topic's
+    effective min.insync.replicas (its own, or cluster_min_insync_replicas,
+    the cluster-wide value a converge keeps, which it inherits) must be below
+    its replication factor.
     """
     nodes = [Node.from_dict(d) for d in node_dicts]
     by_dc = {}
@@ -543,9 +564,12 @@ def check_declarations(
                 placement.check_shape(by_dc, topic["replication_factor"])
             except placement.PlacementError as exc:
                 errors.append(f"kafka_topics: topic '{name}': {exc}")
-            errors += min_insync_problems(
-                {f"kafka_topics: topic '{name}': min.insync.replicas": topic["configs"].get("min.insync.replicas")},
-                min_insync_opt_in,
+            own = topic["configs"].get("min.insync.replicas")
+            own_problems = min_insync_problems(
+                {f"kafka_topics: topic '{name}': min.insync.replicas": own}, min_insync_opt_in
+            )
+            errors += own_problems or _topic_min_isr_problems(
+                name, topic["replication_factor"], own, cluster_min_insync_replicas
             )
     except topics.TopicError as exc:
         errors.append(f"kafka_topics: {exc}")

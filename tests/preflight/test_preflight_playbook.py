@@ -146,6 +146,14 @@ def a_topic_with_min_insync_of_one(inv):
     inv["all"]["vars"]["kafka_topics"] = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 1}}]
 
 
+def a_topic_whose_min_insync_replicas_is_its_replication_factor(inv):
+    inv["all"]["vars"]["kafka_topics"] = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 4}}]
+
+
+def a_topic_whose_min_insync_replicas_is_above_its_replication_factor(inv):
+    inv["all"]["vars"]["kafka_topics"] = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 5}}]
+
+
 def admin_settings_that_turn_hostname_verification_off(inv):
     inv["all"]["vars"]["kafka_adminclient_config"] = {"request_timeout_ms": 60000, "ssl_check_hostname": False}
 
@@ -383,6 +391,14 @@ BAD = [
     (a_failover_that_relaxes_to_one, "kafka_ops_failover_min_insync_replicas=1: an acks=all write would be"),
     (a_cluster_wide_target_of_one, "kafka_admin_min_isr_target=1: an acks=all write would be"),
     (a_topic_with_min_insync_of_one, "kafka_topics: topic 'orders': min.insync.replicas=1: an acks=all write would"),
+    (
+        a_topic_whose_min_insync_replicas_is_its_replication_factor,
+        "kafka_topics: topic 'orders': min.insync.replicas=4 must be below its replication factor 4",
+    ),
+    (
+        a_topic_whose_min_insync_replicas_is_above_its_replication_factor,
+        "kafka_topics: topic 'orders': min.insync.replicas=5 must be below its replication factor 4",
+    ),
     (
         admin_settings_that_turn_hostname_verification_off,
         "kafka_adminclient_config sets ssl_check_hostname, which the roles derive from the roles (hostname "

@@ -420,3 +420,37 @@ def test_the_inventory_and_the_declarations_judge_their_min_insync_replicas():
         "kafka_min_insync_replicas_one_opt_in: true to accept that"
     ]
     assert check_declarations(cluster(), topic, 4, [], None, min_insync_opt_in=True) == []
+
+
+# -- a topic's min.insync.replicas must be below its replication factor ----------
+
+BLOCKS = "below its replication factor 4: "
+
+
+@pytest.mark.parametrize(
+    ("isr", "why"),
+    [
+        (4, "at 4, losing a single replica blocks every acks=all write"),
+        (5, "at 5, no acks=all write is ever accepted"),
+    ],
+)
+def test_a_topics_own_min_insync_replicas_at_or_above_its_replication_factor_is_refused_naming_it(isr, why):
+    topic = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": isr}}]
+    assert check_declarations(cluster(), topic, 4, [], None, cluster_min_insync_replicas=2) == [
+        f"kafka_topics: topic 'orders': min.insync.replicas={isr} must be {BLOCKS}{why}"
+    ]
+
+
+def test_a_topic_inheriting_a_min_insync_replicas_at_its_replication_factor_is_refused_naming_where_it_comes_from():
+    # Six brokers, RF 6 by default and a cluster-wide 5; one topic at RF 4 inherits 5.
+    topic = [{"name": "orders", "partitions": 4, "replication_factor": 4}, {"name": "wide", "partitions": 4}]
+    found = check_declarations(cluster((3, 3)), topic, 6, [], None, cluster_min_insync_replicas=5)
+    assert found == [
+        "kafka_topics: topic 'orders': min.insync.replicas=5 (the cluster's, kafka_admin_min_isr_target, which it "
+        f"inherits) must be {BLOCKS}at 5, no acks=all write is ever accepted"
+    ]
+
+
+def test_a_topic_below_its_replication_factor_passes():
+    topic = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 3}}, {"name": "b", "partitions": 1}]
+    assert check_declarations(cluster(), topic, 4, [], None, cluster_min_insync_replicas=2) == []
