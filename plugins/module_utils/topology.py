@@ -11,7 +11,15 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from ansible_collections.stretch.kafka.plugins.module_utils import acls, placement, quotas, releases, security, topics
+from ansible_collections.stretch.kafka.plugins.module_utils import (
+    acls,
+    flags,
+    placement,
+    quotas,
+    releases,
+    security,
+    topics,
+)
 from ansible_collections.stretch.kafka.plugins.module_utils import users as users_mod
 from ansible_collections.stretch.kafka.plugins.module_utils.nodes import named_hosts
 
@@ -495,9 +503,16 @@ def min_insync_problems(values, opt_in=False):
 
     values: {variable: value}, e.g. {"kafka_min_insync_replicas": 2}; a value
     of None is not set and not judged. Below 1 is refused always (Kafka
-    refuses it); 1 only without the opt-in (MIN_ISR_OPT_IN).
+    refuses it); 1 only without the opt-in (MIN_ISR_OPT_IN), read strictly as
+    a boolean (module_utils/flags.py): "false", as an extra var gives it, is
+    false, and a value that is no boolean is refused.
     """
     errors = []
+    try:
+        opt_in = flags.flag(opt_in, MIN_ISR_OPT_IN)
+    except flags.FlagError as exc:
+        errors.append(str(exc))
+        opt_in = False
     for variable, value in values.items():
         if value is None:
             continue

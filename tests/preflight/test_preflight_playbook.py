@@ -861,3 +861,38 @@ def test_groups_of_other_names_join_through_the_kafka_groups(tmp_path):
     rc, out, result = run("preflight.yml", inv, tmp_path)
     assert rc == 0, out
     assert "inventory accepted" in out
+
+
+# -- an opt-in is a boolean: an extra var is a string, and "false" must not opt in ----------
+
+
+@pytest.mark.parametrize("given", ["false", "no", "0", "off"])
+@pytest.mark.parametrize(
+    ("mutate", "variable", "message"),
+    [
+        (min_insync_of_one, "kafka_min_insync_replicas_one_opt_in", "kafka_min_insync_replicas=1: an acks=all write"),
+        (
+            a_topic_with_min_insync_of_one,
+            "kafka_min_insync_replicas_one_opt_in",
+            "topic 'orders': min.insync.replicas=1",
+        ),
+        (a_plaintext_client_listener, "kafka_plaintext_opt_in", "kafka_listeners.CLIENT uses PLAINTEXT: the client"),
+    ],
+    ids=["min-isr-one", "topic-min-isr-one", "plaintext"],
+)
+def test_an_opt_in_given_as_false_on_the_command_line_does_not_opt_in(mutate, variable, message, given, tmp_path):
+    inv = base_inventory()
+    mutate(inv)
+    rc, out, result = run("preflight.yml", inv, tmp_path, "-e", f"{variable}={given}")
+    assert rc != 0, out
+    assert message in out, out
+    assert touched_no_host(result)
+
+
+@pytest.mark.parametrize("variable", ["kafka_min_insync_replicas_one_opt_in", "kafka_plaintext_opt_in"])
+def test_an_opt_in_that_is_not_a_boolean_is_refused_naming_it(variable, tmp_path):
+    # The roles' argument specs refuse it first; the checks in Python refuse it too (tests/unit/test_flags.py).
+    rc, out, result = run("preflight.yml", base_inventory(), tmp_path, "-e", f"{variable}=maybe")
+    assert rc != 0, out
+    assert f"argument '{variable}' is of type str and we were unable to convert to bool" in out, out
+    assert touched_no_host(result)
