@@ -744,13 +744,13 @@ def test_every_playbook_refuses_a_limit_that_would_skip_its_cluster_wide_plays(p
     assert touched_no_host(result), f"{playbook} went on after its scope was refused"
 
 
-def test_the_streaming_job_limited_to_a_spark_host_passes_the_scope_check(tmp_path):
+def test_the_streaming_job_limited_to_a_spark_host_alone_is_refused_saying_how_to_limit_it(tmp_path):
     inv = base_inventory()
     add_spark(inv, "dc2", spark_archive_src="/srv/spark.tgz")
-    _, out, result = run("streaming.yml", inv, tmp_path, "--limit", "dc2-spark", "-e", "stream_state=stopped")
-    assert "leaves out" not in out, out
-    assert "takes no --limit" not in out, out
-    assert "Validate the Spark hosts" in [play["play"]["name"] for play in result.output["plays"]]
+    rc, out, result = run("streaming.yml", inv, tmp_path, "--limit", "dc2-spark", "-e", "stream_state=stopped")
+    assert rc != 0, out
+    assert "--limit 'dc2-spark,kafka_brokers[0]' runs dc2-spark's jobs alone" in out, out
+    assert touched_no_host(result), "streaming.yml went on after its scope was refused"
 
 
 def test_site_stops_before_touching_any_host(tmp_path):

@@ -96,3 +96,19 @@ def test_a_secret_in_a_jobs_spark_conf_is_refused_without_being_shown(spark_conf
     assert f"job 'etl': {message}" in out, out
     assert "hunter2-9f3" not in out + result.stdout
     assert refused_before_any_host(result), result.recap
+
+
+@pytest.mark.parametrize("state", ["stopped", ""])
+def test_the_jobs_of_one_dc_run_under_a_limit_to_its_spark_host_and_the_first_broker(state, tmp_path):
+    # The documented way to stop (or run) one DC's jobs: --limit 'dc2-spark,kafka_brokers[0]'. The jobs' settings
+    # are read from the cluster's model on the first broker, which is never contacted, the jobs judged, and the run
+    # goes on to dc2-spark alone (unreachable here: the control that it got there).
+    extra = ("-e", f"stream_state={state}") if state else ()
+    limit = "dc2-spark,kafka_brokers[0]"
+    rc, out, result = run("streaming.yml", inventory(tmp_path), tmp_path, "--limit", limit, *extra)
+    assert "is undefined" not in out, out
+    judged = result.results(REFUSAL)
+    assert [h for h, _ in judged] == ["dc2-spark"], out
+    assert not [h for h, r in judged if r.get("failed")], out
+    assert [h for h, s in result.recap.items() if s.get("unreachable")] == ["dc2-spark"], result.recap
+    assert rc != 0  # dc2-spark points at a closed port
