@@ -292,7 +292,8 @@ def _check_min_isr(node, rf_key, rf, isr_key):
 
 
 def check_install(install_by_host):
-    """An archive fetched by URL must carry a checksum; something must be installed.
+    """An archive fetched by URL must carry a checksum, and so must the metrics agent (install's
+    "metrics_agent": {enabled, src, url, checksum}) when it is downloaded; something must be installed.
 
     The settings usually come from one group_vars file, so each problem is
     reported once with the hosts it affects.
@@ -306,6 +307,13 @@ def check_install(install_by_host):
             no_checksum.append(host)
         elif url and not src:
             problem = releases.checksum_problem(checksum, "kafka_node_archive_checksum")
+            if problem:
+                bad_checksum[problem].append(host)
+        # The metrics agent, downloaded unless it comes from the controller: get_url checks nothing when its
+        # checksum is empty.
+        agent = install.get("metrics_agent") or {}
+        if agent.get("enabled") and not agent.get("src"):
+            problem = releases.checksum_problem(agent.get("checksum"), "kafka_node_metrics_agent_checksum")
             if problem:
                 bad_checksum[problem].append(host)
     errors = [f"{named_hosts(hosts)}: {problem}" for problem, hosts in sorted(bad_checksum.items())]

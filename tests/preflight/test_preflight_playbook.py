@@ -371,6 +371,10 @@ def a_checksum_of_another_algorithm(inv):
     inv["all"]["vars"]["kafka_node_archive_checksum"] = "md5:" + "0" * 32
 
 
+def a_metrics_agent_without_checksum(inv):
+    inv["all"]["vars"]["kafka_node_metrics_agent_checksum"] = ""
+
+
 def a_checksum_cut_short(inv):
     inv["all"]["vars"]["kafka_node_archive_checksum"] = "sha512:" + "0" * 64
 
@@ -460,6 +464,11 @@ BAD = [
         a_checksum_cut_short,
         "dc1-broker0, dc1-broker1, dc1-controller0, dc2-broker0 and 3 more: kafka_node_archive_checksum is not a "
         "sha512 digest: sha512:<128 hex digits>, found 64 characters",
+    ),
+    (
+        a_metrics_agent_without_checksum,
+        "dc1-broker0, dc1-broker1, dc1-controller0, dc2-broker0 and 3 more: kafka_node_metrics_agent_checksum is "
+        "empty: a download needs its checksum",
     ),
     (
         a_spark_download_without_checksum,
