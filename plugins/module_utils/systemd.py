@@ -72,25 +72,23 @@ def environment(name, value, what=None):
     return _quoted(f"{name}={_checked(value, what or name).replace('%', '%%')}")
 
 
+def _bare(value, what, pattern, rule):
+    """value, written bare, when it fullmatches pattern; UnitValueError naming what and the rule otherwise."""
+    text_value = _checked(value, what)
+    if not pattern.fullmatch(text_value):
+        raise UnitValueError(f"{what} {text_value!r} is not {rule}")
+    return text_value
+
+
 def path(value, what="a path"):
     """An absolute path written bare (in a command line, in a shell command string within one), refused unless
     it holds only letters, digits and / . _ - + @, which neither systemd nor a shell reads as syntax."""
-    text_value = _checked(value, what)
-    if not SAFE_PATH.fullmatch(text_value):
-        raise UnitValueError(
-            f"{what} {text_value!r} is not an absolute path of letters, digits and / . _ - + @ only: the unit "
-            "writes it bare, where a space, a quote, % or $ would be read as syntax"
-        )
-    return text_value
+    return _bare(value, what, SAFE_PATH, "an absolute path of letters, digits and / . _ - + @ only: the unit "
+                 "writes it bare, where a space, a quote, % or $ would be read as syntax")  # fmt: skip
 
 
 def account(value, what="a user"):
     """A user or group name (User=, Group=), written bare: refused unless it keeps systemd's strict rules
     (a letter or _, then letters, digits, _ and -, 31 at most), which quotes or a % would break."""
-    text_value = _checked(value, what)
-    if not ACCOUNT.fullmatch(text_value):
-        raise UnitValueError(
-            f"{what} {text_value!r} is not a user or group name systemd takes as it is: a letter or _, then letters, "
-            "digits, _ and -, 31 at most"
-        )
-    return text_value
+    return _bare(value, what, ACCOUNT, "a user or group name systemd takes as it is: a letter or _, then "
+                 "letters, digits, _ and -, 31 at most")  # fmt: skip
