@@ -12,10 +12,10 @@ description:
     settings it owns into a C(sysctl.d) file so they apply again at boot. A second run with the same settings
     changes nothing. A value the kernel did not take (it clamps, or ignores what it cannot parse) fails the
     task, naming what the kernel has.
-  - In a container the settings outside its network namespace (C(net.core.*), C(vm.*)) belong to the host:
-    they are not namespaced, so no container can set them. Those are left alone and reported as C(host_owned)
+  - In a container the settings outside its network namespace (C(net.core.*), C(vm.*)) belong to the host,
+    as they are not namespaced, so no container can set them. Those are left alone and reported as C(host_owned)
     with a warning. A namespaced one (C(net.ipv4.*), C(net.ipv6.*)) that is not as wanted and cannot be
-    written fails: the container platform sets it for the container (C(podman run --sysctl), a pod's
+    written fails, as the container platform sets it for the container (C(podman run --sysctl), a pod's
     sysctls), and a node whose TCP buffers are not sized for the WAN must not converge with a warning only.
     On a host that is not a container a setting that cannot be written fails the task, naming it.
   - Supports check mode and diff mode.
