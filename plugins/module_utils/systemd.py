@@ -9,8 +9,10 @@ ${NAME} in command lines. In command lines and Environment= it splits words
 at whitespace, and reads C escapes inside quotes. So:
 
     text(value, what)          free text (Description=): % doubled
-    word(value, what)          one word of a command line: double-quoted, \\ and " escaped, % and $ doubled
-    environment(name, value)   one Environment= assignment: "NAME=value", \\ and " escaped, % doubled
+    word(value, what)          one word of a command line: % and $ doubled; double-quoted, with \\ and "
+                               escaped, unless it holds only characters no syntax reads (as a shell's
+                               quoting leaves them bare, so a safe value's unit reads as before)
+    environment(name, value)   one Environment= assignment: NAME=value, % doubled, quoted in the same way
                                ($ is no syntax there)
     path(value, what)          a path written bare, inside a shell's command string too: only characters no
                                syntax reads (letters, digits, / . _ - + @)
@@ -28,6 +30,9 @@ import re
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 SAFE_PATH = re.compile(r"/[A-Za-z0-9/._+@-]*")
+# What a word may hold bare: no whitespace, quote, backslash, $ or ; (the characters Python's shlex.quote
+# leaves bare, % among them, doubled when written).
+BARE = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
 ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # systemd's strict user and group names (User=, Group=); it takes others with a warning, quotes and all.
 ACCOUNT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,30}")
@@ -56,20 +61,25 @@ def text(value, what="a value"):
     return _checked(value, what).replace("%", "%%")
 
 
-def _quoted(text_value):
+def _quoted(text_value, bare):
+    """text_value quoted for systemd's word splitting, or as it is when bare."""
+    if bare:
+        return text_value
     return '"' + text_value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def word(value, what="a word"):
     """One word of an Exec command line, read back by systemd as value: quoted, escaped, % and $ made literal."""
-    return _quoted(_checked(value, what).replace("%", "%%").replace("$", "$$"))
+    text_value = _checked(value, what)
+    return _quoted(text_value.replace("%", "%%").replace("$", "$$"), BARE.fullmatch(text_value))
 
 
 def environment(name, value, what=None):
     """One Environment= assignment of name to value, read back by systemd as it is."""
     if not ENVIRONMENT_NAME.fullmatch(str(name)):
         raise UnitValueError(f"{name!r} is not an environment variable's name")
-    return _quoted(f"{name}={_checked(value, what or name).replace('%', '%%')}")
+    text_value = _checked(value, what or name)
+    return _quoted(f"{name}={text_value.replace('%', '%%')}", BARE.fullmatch(text_value) or not text_value)
 
 
 def _bare(value, what, pattern, rule):

@@ -193,10 +193,18 @@ def test_the_kafka_unit_reads_back_its_description_and_paths(tmp_path):
 # -- the escapes themselves ----------
 
 
-@pytest.mark.parametrize("value", ["plain", AWKWARD, "%%", "$$", "\\", '"', "trailing\\"])
-def test_a_word_and_an_assignment_are_quoted_whole(value):
+@pytest.mark.parametrize("value", [AWKWARD, "$$", "\\", '"', "trailing\\", "two words", "semi;colon", ""])
+def test_a_word_or_an_assignment_that_holds_syntax_is_quoted_whole(value):
     assert re.fullmatch(r'"(?:[^"\\]|\\.)*"', systemd.word(value))
-    assert re.fullmatch(r'"(?:[^"\\]|\\.)*"', systemd.environment("X", value))
+    assert re.fullmatch(r'"(?:[^"\\]|\\.)*"', systemd.environment("X", value)) or value == ""
+
+
+@pytest.mark.parametrize("value", ["orders-etl", "spark.cores.max=2", "spark://10.0.1.20:7077", "b1:9092,b2:9092"])
+def test_a_value_that_holds_no_syntax_is_written_bare_as_before(value):
+    # So a unit whose values were already safe reads as it did, and its service is not restarted for nothing.
+    assert systemd.word(value) == value
+    assert systemd.environment("X", value) == f"X={value}"
+    assert systemd.word("50%") == "50%%"
 
 
 @pytest.mark.parametrize("value", ["a\nb", "a\rb", "a\x00b", "a\tb", "\n"])
@@ -221,3 +229,38 @@ def test_a_user_systemd_would_not_take_as_it_is_is_refused(value):
     with pytest.raises(systemd.UnitValueError, match="is not a user or group name systemd takes"):
         systemd.account(value, "kafka_node_user")
     assert systemd.account("kafka", "kafka_node_user") == "kafka"
+
+
+SPARK_UNIT = REPO / "roles/spark/templates/spark.service.j2"
+
+
+def spark_unit(directory, daemon="worker", **overrides):
+    home = Path(directory) / "spark-home"
+    (home / "bin").mkdir(parents=True, exist_ok=True)
+    (home / "bin" / "spark-class").write_text("#!/bin/sh\n")
+    (home / "bin" / "spark-class").chmod(0o755)
+    settings = dict(spark_daemon=daemon, spark_daemons=["master", "worker"], spark_host="10.91.1.20",
+                    spark_master_port=7077, spark_master_webui_port=8080, spark_worker_webui_port=8081,
+                    spark_worker_cores=2, spark_worker_memory="2g", spark_work_dir="/var/lib/spark",
+                    spark_daemon_properties="/etc/spark/daemon.properties", spark_master_url="spark://10.91.1.20:7077",
+                    spark_user="root", spark_group="root", spark_home=str(home),
+                    spark_daemon_memory="512m")  # fmt: skip
+    return render(SPARK_UNIT, **{**settings, **overrides})
+
+
+@needs_systemd
+def test_the_spark_unit_reads_back_its_daemon_s_arguments(tmp_path):
+    read = systemd_reads(spark_unit(tmp_path, spark_worker_memory="2g 50%"), tmp_path, "spark-worker")
+    assert read["Description"] == "Spark standalone worker (10.91.1.20, joins spark://10.91.1.20:7077)"
+    assert read["Environment"]["SPARK_DAEMON_MEMORY"] == "512m"
+    (start,) = read["Command Line"]
+    assert start[1:] == [
+        "org.apache.spark.deploy.worker.Worker", "--host", "10.91.1.20", "--webui-port", "8081", "--cores", "2",
+        "--memory", "2g 50%", "--work-dir", "/var/lib/spark/work", "--properties-file",
+        "/etc/spark/daemon.properties", "spark://10.91.1.20:7077",
+    ]  # fmt: skip
+
+
+def test_a_line_break_never_reaches_a_spark_unit(tmp_path):
+    with pytest.raises(Exception, match="line break"):
+        spark_unit(tmp_path, spark_host="10.91.1.20\nUser=root")
