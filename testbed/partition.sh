@@ -6,7 +6,13 @@
 #   testbed/partition.sh oneway dc1 dc2   dc1's packets to dc2 dropped, dc2's to dc1 flowing
 #   testbed/partition.sh isolate dc3      dc3 cut from every other DC
 #   testbed/partition.sh heal
-# One cut at a time: each command replaces the one before.
+#   testbed/partition.sh counters         the packets each rule of the cut dropped, one line
+#                                         each; "healed" when no cut is in place
+# One cut at a time: each command replaces the one before. nft takes a rule
+# that matches no packet (a wrong subnet, traffic that does not pass this
+# host) and exits 0, so the soak takes a cut as in place only once its
+# counters show it dropping the DCs' packets, and a heal only once
+# `counters` says "healed" (testkit/soak/faults.py).
 #
 # Where the rules sit, and what they see:
 # - The table's chain hooks forward at priority -10, before the filter
@@ -46,30 +52,38 @@ cut)
     [ $# -eq 3 ] || { echo "usage: $0 cut DC DC" >&2; exit 2; }
     a=$(subnet "$2")
     b=$(subnet "$3")
-    apply "        ip saddr $a ip daddr $b drop
-        ip saddr $b ip daddr $a drop"
+    apply "        ip saddr $a ip daddr $b counter drop
+        ip saddr $b ip daddr $a counter drop"
     echo "cut $2 ($a) from $3 ($b)"
     ;;
 oneway)
     [ $# -eq 3 ] || { echo "usage: $0 oneway FROM TO" >&2; exit 2; }
     a=$(subnet "$2")
     b=$(subnet "$3")
-    apply "        ip saddr $a ip daddr $b drop"
+    apply "        ip saddr $a ip daddr $b counter drop"
     echo "cut $2 ($a) -> $3 ($b); $3 -> $2 flows"
     ;;
 isolate)
     [ $# -eq 2 ] || { echo "usage: $0 isolate DC" >&2; exit 2; }
     a=$(subnet "$2")
-    apply "        ip saddr $a ip daddr != $a drop
-        ip daddr $a ip saddr != $a drop"
+    apply "        ip saddr $a ip daddr != $a counter drop
+        ip daddr $a ip saddr != $a counter drop"
     echo "isolated $2 ($a) from every other DC"
     ;;
 heal)
     nft delete table inet "$TABLE" 2>/dev/null || true
     echo "healed"
     ;;
+counters)
+    if ! nft list table inet "$TABLE" >/dev/null 2>&1; then
+        nft list tables >/dev/null # an nft that cannot run fails here, loudly: no cut is not "healed" then
+        echo "healed"
+        exit 0
+    fi
+    nft list chain inet "$TABLE" forward | sed -n 's/.* counter packets \([0-9][0-9]*\) bytes .*/\1/p'
+    ;;
 *)
-    echo "usage: $0 cut DC DC | oneway FROM TO | isolate DC | heal" >&2
+    echo "usage: $0 cut DC DC | oneway FROM TO | isolate DC | heal | counters" >&2
     exit 2
     ;;
 esac

@@ -64,11 +64,11 @@ def jmx_exported_names():
 def served():
     """Every metric name some exporter of the cluster serves, or the role's thresholds file records."""
     from ansible_collections.stretch.kafka.plugins.module_utils import monitoring  # noqa: PLC0415
-    from stretch_exporter.samples import HELP  # noqa: PLC0415
+    from stretch_exporter.samples import METRICS  # noqa: PLC0415
 
     thresholds = monitoring.threshold_rules({("dc1", "dc2"): 0.06}, {"stream-active": 1000})
     recorded = {rule["record"] for group in thresholds["groups"] for rule in group["rules"]}
-    return jmx_exported_names() | SCRAPE_SERIES | PROBE_SERIES | NODE_SERIES | set(HELP) | recorded
+    return jmx_exported_names() | SCRAPE_SERIES | PROBE_SERIES | NODE_SERIES | set(METRICS) | recorded
 
 
 def promtool():

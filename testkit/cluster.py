@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import re
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils import (
     cluster_settings,
     kafka_admin,
     model,
+    nodes,
     quotas,
     security,
     spark_security,
@@ -278,7 +280,7 @@ def load(inventory=None):
             }
         if host.name in groups.get("spark_workers", []):
             workers.setdefault(templar.template(hv["kafka_dc"]), []).append(templar.template(hv["testbed_ip"]))
-        if host.name in groups.get(settings["kafka_brokers_group"], []):
+        if host.name in groups.get(nodes.BROKERS_GROUP, []):
             settings = hv
     for dc, found in spark.items():
         found["hosts"] = sorted(workers.get(dc, []))
@@ -340,18 +342,27 @@ def wait_until(check, timeout=90, interval=2):
         time.sleep(interval)
 
 
+def _topic_with_records(cluster, records):
+    """A new one-partition topic (RF 4) holding records acknowledged by acks=all; (its name, the client settings,
+    an admin client)."""
+    config = {"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config}
+    admin = AdminClient(config)
+    topic = f"verify-lag-{uuid.uuid4().hex[:8]}"
+    create_topic(admin, topic, partitions=1, replication_factor=4)
+    producer = Producer({**config, "acks": "all"})
+    for i in range(records):
+        producer.produce(topic, f"record {i}".encode())
+    if producer.flush(30) != 0:
+        raise RuntimeError(f"the records to {topic} were not acknowledged")
+    return topic, config, admin
+
+
 @contextlib.contextmanager
 def committed_group(cluster):
     """A consumer group with one committed offset and no member, as long as the block runs, then deleted with its
     topic: a group the cluster's exporter reports (lag and members per DC, 0 each) on a testbed that has none."""
-    config = {"bootstrap.servers": cluster.bootstrap_servers, **cluster.client_config}
-    admin = AdminClient(config)
-    topic, group = f"verify-lag-{uuid.uuid4().hex[:8]}", f"verify-lag-{uuid.uuid4().hex[:8]}"
-    create_topic(admin, topic, partitions=1, replication_factor=4)
-    producer = Producer({**config, "acks": "all"})
-    producer.produce(topic, b"one")
-    if producer.flush(30) != 0:
-        raise RuntimeError(f"the record to {topic} was not acknowledged")
+    topic, config, admin = _topic_with_records(cluster, 1)
+    group = f"verify-lag-{uuid.uuid4().hex[:8]}"
     consumer = Consumer({**config, "group.id": group, "enable.auto.commit": False})
     try:
         consumer.assign([TopicPartition(topic, 0, 0)])
@@ -364,6 +375,39 @@ def committed_group(cluster):
     try:
         yield group
     finally:
+        admin.delete_consumer_groups([group])[group].result(timeout=30)
+        admin.delete_topics([topic])[topic].result(timeout=30)
+
+
+@contextlib.contextmanager
+def uncommitted_group(cluster, records=50, timeout=60):
+    """A consumer group whose one member owns a partition holding records and never commits, as long as the block
+    runs (a job stuck before its first commit); then the member leaves and the group and its topic are deleted.
+    Yields (the group, its topic)."""
+    topic, config, admin = _topic_with_records(cluster, records)
+    group = f"verify-uncommitted-{uuid.uuid4().hex[:8]}"
+    consumer = Consumer({**config, "group.id": group, "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    stop = threading.Event()
+
+    def stay():  # the member polls (it reads, never commits) so that it stays in the group
+        while not stop.is_set():
+            consumer.poll(1)
+
+    member = threading.Thread(target=stay, daemon=True)
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + timeout
+        while not consumer.assignment():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the member of {group} was assigned no partition of {topic} in {timeout} s")
+            consumer.poll(1)
+        member.start()
+        yield group, topic
+    finally:
+        stop.set()
+        if member.is_alive():
+            member.join(timeout=10)
+        consumer.close()
         admin.delete_consumer_groups([group])[group].result(timeout=30)
         admin.delete_topics([topic])[topic].result(timeout=30)
 

@@ -230,8 +230,9 @@ ROWS = (
         (
             Panel(
                 "Consumer lag per group and DC",
-                "Records each group has not committed yet, summed over the partitions each DC's members own (the "
-                "cluster's exporter; a member's DC from its address). unassigned: partitions no member owns.",
+                "Records each group has still to read, summed over the partitions each DC's members own (the "
+                "cluster's exporter; a member's DC from its address): from its commit, or from the log start for a "
+                "partition a member owns and the group never committed. unassigned: partitions no member owns.",
                 "short",
                 (Query("sum by (group, dc) (stretch_consumer_group_lag)", "{{group}} {{dc}}"),),
                 main=True,

@@ -21,12 +21,10 @@ import sys
 
 from ansible_collections.stretch.kafka.plugins.module_utils import kernel
 
-NAMESPACED = ("net.ipv4.",)
-
 
 def namespaced(settings):
     """The settings a node's network namespace holds: the ones its host can set for it."""
-    return {name: kernel.normalize(value) for name, value in settings.items() if name.startswith(NAMESPACED)}
+    return {name: kernel.normalize(value) for name, value in settings.items() if not kernel.host_owned(name)}
 
 
 def _pid(container):

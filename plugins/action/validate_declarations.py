@@ -30,7 +30,8 @@ class ActionModule(ActionBase):
             acl_list=args.get("acls") or [],
             mechanism=args.get("sasl_mechanism"),
             min_insync_replicas=args.get("min_insync_replicas"),
-            min_insync_opt_in=bool(args.get("min_insync_replicas_one_opt_in")),
+            min_insync_opt_in=args.get("min_insync_replicas_one_opt_in", False),
+            cluster_min_insync_replicas=args.get("cluster_min_insync_replicas"),
         )
         result["changed"] = False
         if errors:

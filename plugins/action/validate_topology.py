@@ -42,7 +42,7 @@ class ActionModule(ActionBase):
             task_vars.get("groups"),
             args.get("listeners"),
             args.get("min_insync_replicas"),
-            bool(args.get("min_insync_replicas_one_opt_in")),
+            args.get("min_insync_replicas_one_opt_in", False),
         )
         for record in self._task.args.get("nodes") or []:
             hv = hostvars[record["host"]]

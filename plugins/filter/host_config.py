@@ -1,10 +1,11 @@
-"""Filters: what a host must be and hold beneath Kafka: a supported OS (module_utils/platforms.py) and the
-kernel settings sized for the WAN (module_utils/kernel.py); the host pattern of the groups an inventory has."""
+"""Filters: what a host must be and hold beneath Kafka: a supported OS (module_utils/platforms.py), the
+kernel settings sized for the WAN (module_utils/kernel.py), the values its systemd units hold, checked and
+escaped for systemd (module_utils/systemd.py); the host pattern of the groups an inventory has."""
 
 from __future__ import annotations
 
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import _guard
-from ansible_collections.stretch.kafka.plugins.module_utils import kernel, platforms, sizing
+from ansible_collections.stretch.kafka.plugins.module_utils import kernel, platforms, sizing, systemd
 
 
 def kernel_settings(link, overrides=None, map_areas=0):
@@ -32,4 +33,9 @@ class FilterModule:
             "node_layout": _guard(sizing.node_layout),
             "platform_problem": _guard(platforms.problem),
             "platform_release": _guard(platforms.release),
+            "systemd_text": _guard(systemd.text),
+            "systemd_word": _guard(systemd.word),
+            "systemd_environment": _guard(systemd.environment),
+            "systemd_path": _guard(systemd.path),
+            "systemd_account": _guard(systemd.account),
         }

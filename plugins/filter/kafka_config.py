@@ -133,6 +133,8 @@ class FilterModule:
             "downgrade_refusal": _guard(downgrade_refusal),
             "release_checksum": _guard(releases.release_checksum),
             "checksum_problem": _guard(releases.checksum_problem),
+            "checksum_matches": _guard(releases.matches),
+            "unpacked_release_problem": _guard(releases.unpacked_release_problem),
             "smoke_cluster_args": _guard(smoke_cluster_args),
             "failover_moment": _guard(failover_moment),
             "failover_record": _guard(failover_record),

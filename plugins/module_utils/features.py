@@ -30,7 +30,7 @@ DESCRIBE = re.compile(
     r"Feature:\s*(?P<name>\S+)\s+SupportedMinVersion:\s*(?P<min>\S+)\s+SupportedMaxVersion:\s*(?P<max>\S+)"
     r"\s+FinalizedVersionLevel:\s*(?P<finalized>\S+)"
 )
-MAPPING = re.compile(r"^(?P<name>[a-z][a-z0-9._]*)=(?P<level>\d+)(?:\s+\((?P<release>[^)]+)\))?\s*$")
+MAPPING = re.compile(r"(?P<name>[a-z][a-z0-9._]*)=(?P<level>\d+)(?:\s+\((?P<release>[^)]+)\))?")
 METADATA_VERSION = "metadata.version"
 HELD_BY_DEFAULT = ("kraft.version",)
 
@@ -53,7 +53,7 @@ def parse_mapping(text):
     """({feature: level}, release) as kafka-features version-mapping prints them."""
     levels, release = {}, None
     for line in text.splitlines():
-        match = MAPPING.match(line.strip())
+        match = MAPPING.fullmatch(line.strip())
         if match:
             levels[match["name"]] = int(match["level"])
             release = release or match["release"]

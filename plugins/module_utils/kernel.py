@@ -12,6 +12,7 @@ a broker host (page cache over swap, a memory map per index file).
 from __future__ import annotations
 
 import math
+import os
 
 # Linux's own (min, default) of the TCP buffers, kept; only the maximum is sized.
 TCP_RMEM_MIN_DEFAULT = (4096, 131072)
@@ -28,6 +29,10 @@ MEMORY = {"vm.swappiness": "1", "vm.max_map_count": "262144"}
 # A WAN connection that idles (a quiet partition's fetch) keeps its window.
 TCP = {"net.ipv4.tcp_slow_start_after_idle": "0"}
 LINK_KEYS = ("bandwidth_mbit", "rtt_ms")
+# The settings a network namespace holds of its own: in a container, its platform sets them for it (podman run
+# --sysctl, a pod's sysctls). The others (net.core.*, vm.*, ...) are not namespaced: the machine's, its host's.
+NAMESPACED = ("net.ipv4.", "net.ipv6.")
+PROC_SYS = "/proc/sys"
 
 
 def _number(value, name):
@@ -88,11 +93,16 @@ def settings(link, map_areas=0):
     }
 
 
-def proc_path(name):
+def proc_path(name, root=PROC_SYS):
     """/proc/sys path of a sysctl name: net.ipv4.tcp_rmem -> /proc/sys/net/ipv4/tcp_rmem."""
     if not name or "/" in name or ".." in name or not all(part for part in name.split(".")):
         raise ValueError(f"{name!r} is not a sysctl name")
-    return "/proc/sys/" + name.replace(".", "/")
+    return f"{root}/" + name.replace(".", "/")
+
+
+def host_owned(name):
+    """Whether a container's host owns the setting: one outside the container's network namespace."""
+    return not name.startswith(NAMESPACED)
 
 
 def normalize(value):
@@ -110,3 +120,72 @@ def sysctl_file(applied):
     lines = ["# Kafka broker host settings (stretch.kafka.kafka_node); changes are overwritten."]
     lines += [f"{name} = {normalize(value)}" for name, value in sorted(applied.items())]
     return "\n".join(lines) + "\n"
+
+
+def read_text(path):
+    """A file's text, None when it cannot be read."""
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _write(path, value):
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def _writable(path):
+    return os.access(path, os.W_OK)
+
+
+def apply(wanted, container, check_mode=False, read=read_text, write=_write, writable=_writable):
+    """Writes each wanted setting ({name: value}) whose value in /proc/sys differs, and reads each one written
+    back: {"written": {name: value}, "host_owned": {name: {wanted, current}}, "failed": [message]}.
+
+    The kernel may take a write and keep another value (it clamps, or
+    ignores what it cannot parse): a setting read back otherwise fails,
+    naming what the kernel has. One that does not exist or cannot be
+    written fails, except in a container for a setting its host owns
+    (host_owned: not namespaced, so no container can set it): that one is
+    left to the host and reported. A namespaced one (the TCP buffers) is
+    the container platform's to set for the container; not as wanted, it
+    fails, since a node whose buffers are not sized for the WAN would
+    converge with a warning only. check_mode writes and reads back nothing.
+    """
+    paths = {name: proc_path(name) for name in wanted}
+    current = {name: read(path) for name, path in paths.items()}
+    written, left, failed = {}, {}, []
+    for name, value in plan(wanted, current).items():
+        problem = None
+        if current[name] is None:
+            problem = "does not exist on this kernel"
+        elif not writable(paths[name]):
+            problem = "cannot be written"
+        elif not check_mode:
+            try:
+                write(paths[name], value)
+            except OSError as exc:
+                problem = f"could not be written ({exc.strerror})"
+        has = normalize(current[name] or "")
+        if problem is None:
+            written[name] = value
+        elif container and host_owned(name):
+            left[name] = {"wanted": value, "current": has}
+        elif container:
+            failed.append(
+                f"kernel setting {name} {problem} in this container ({paths[name]}); wanted {value}, has "
+                f"{has or 'nothing'}: it belongs to the node's network namespace, which the container platform sets "
+                "for the container (podman run --sysctl, a pod's sysctls), so set it there"
+            )
+        else:
+            failed.append(f"kernel setting {name} {problem} ({paths[name]}); wanted {value}")
+    for name, value in written.items() if not check_mode else ():
+        got = normalize(read(paths[name]) or "")
+        if got != value:
+            failed.append(
+                f"kernel setting {name}: wrote {value}, and the kernel has {got or 'nothing'} ({paths[name]}): "
+                "it did not take the value"
+            )
+    return {"written": written, "host_owned": left, "failed": failed}

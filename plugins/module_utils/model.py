@@ -9,7 +9,6 @@ settings of the role's kafka_cluster, and add only their users' credentials
 to its client settings.
 
 settings (the kafka role's variables, by purpose):
-    controllers_group, brokers_group   the two inventory groups
     listeners                          kafka_listeners ({name: {port, protocol, ...}})
     controller_listener, inter_broker_listener, client_listener, admin_listener
                                        listener names, by what they are for
@@ -146,14 +145,7 @@ def cluster(groups, hostvars, settings):
     if not isinstance(listeners, dict) or not listeners:
         raise ModelError("kafka_listeners must map listener names to {port, protocol}")
     listener = {purpose: _listener(listeners, purpose, settings[f"{purpose}_listener"]) for purpose in PURPOSES}
-    records = nodes.node_records(
-        groups,
-        hostvars,
-        settings["controllers_group"],
-        settings["brokers_group"],
-        listeners,
-        listener["controller"]["name"],
-    )
+    records = nodes.node_records(groups, hostvars, listeners, listener["controller"]["name"])
     controllers = nodes.with_role(records, "controller")
     brokers = nodes.with_role(records, "broker")
     client_name, admin_name = listener["client"]["name"], listener["admin"]["name"]

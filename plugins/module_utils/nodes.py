@@ -8,7 +8,8 @@ default each:
     {"host":            inventory name,
      "node_id":         kafka_node_id as written (preflight refuses a bad one),
      "dc":              kafka_dc ("" when missing; preflight refuses it),
-     "roles":           ["broker"] and/or ["controller"], from the two groups,
+     "roles":           ["broker"] and/or ["controller"], from the two groups
+                        (CONTROLLERS_GROUP, BROKERS_GROUP: fixed names, as every playbook's hosts: patterns say),
      "advertised_host": kafka_advertised_host, default the inventory name,
      "principal":       kafka_tls_principal, default the inventory name: its certificate's CN,
      "listeners":       {listener name: listener} of the listeners the node binds}
@@ -25,6 +26,11 @@ project it is always "dc".
 from __future__ import annotations
 
 ROLES = ("broker", "controller")
+# The inventory groups of the controllers (voters) and the brokers. Fixed: every playbook's hosts: pattern names
+# them, and Ansible evaluates a play's hosts before any role or inventory variable could rename them. Groups
+# of other names join through these as their children.
+CONTROLLERS_GROUP = "kafka_controllers"
+BROKERS_GROUP = "kafka_brokers"
 
 
 class NodeError(ValueError):
@@ -69,14 +75,14 @@ def listener_record(name, host, spec, node=None):
     }
 
 
-def node_records(groups, hostvars, controllers_group, brokers_group, listeners, controller_listener):
+def node_records(groups, hostvars, listeners, controller_listener):
     """One record per host of the controllers and brokers groups, controllers first, in inventory order.
 
     groups: {group: [hosts]}; hostvars: {host: {variable: value}} (Ansible's
     hostvars, or plain dicts in tests).
     """
-    controllers = list(groups.get(controllers_group) or [])
-    brokers = list(groups.get(brokers_group) or [])
+    controllers = list(groups.get(CONTROLLERS_GROUP) or [])
+    brokers = list(groups.get(BROKERS_GROUP) or [])
     records = []
     for host in dict.fromkeys(controllers + brokers):
         hv = hostvars[host]
@@ -97,6 +103,13 @@ def node_records(groups, hostvars, controllers_group, brokers_group, listeners, 
             }
         )
     return records
+
+
+def named_hosts(hosts, shown=4):
+    """The hosts, sorted, for a message: the first few by name and how many more."""
+    hosts = sorted(hosts)
+    more = f" and {len(hosts) - shown} more" if len(hosts) > shown else ""
+    return ", ".join(hosts[:shown]) + more
 
 
 def with_role(records, role):

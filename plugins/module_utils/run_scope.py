@@ -11,15 +11,15 @@ limits it takes, and playbooks/run_scope.yml refuses any other before a host
 is touched:
 
     FIRST_BROKER  a limit must keep kafka_brokers[0];
-    SPARK_HOSTS   one that keeps no Kafka node (Spark hosts only) is fine too;
     NONE          no limit at all: the playbook chooses its nodes by its own variables;
     ANY           any limit: the playbook has no cluster-wide play to lose.
 """
 
 from __future__ import annotations
 
+from ansible_collections.stretch.kafka.plugins.module_utils.nodes import BROKERS_GROUP, CONTROLLERS_GROUP
+
 FIRST_BROKER = "first_broker"
-SPARK_HOSTS = "spark_hosts"
 NONE = "none"
 ANY = "any"
 
@@ -41,10 +41,13 @@ PLAYBOOKS = {
     "status": (FIRST_BROKER, "the readiness wait and the report", ""),
     "smoke_test": (FIRST_BROKER, "the smoke test", ""),
     "monitoring": (FIRST_BROKER, "the Prometheus targets and rules", ""),
+    # The jobs' settings come from the cluster's model, which only the first broker compiles (the Kafka settings
+    # may be the Kafka groups' variables alone); its play there reads them and contacts no host.
     "streaming": (
-        SPARK_HOSTS,
-        "the read of the job's settings from the cluster",
-        "a limit to Spark hosts alone (e.g. --limit dc2-spark) narrows the job to their DCs",
+        FIRST_BROKER,
+        "the read of the jobs' settings from the cluster's model",
+        "--limit '{limit},kafka_brokers[0]' runs {limit}'s jobs alone: the play on the first broker only reads the "
+        "settings, and touches no broker",
     ),
     "rolling_restart": (
         NONE,
@@ -67,7 +70,13 @@ PLAYBOOKS = {
 }
 
 
-def limit_problem(playbook, limit, run_hosts, groups, controllers_group, brokers_group):
+# Variables that once renamed the inventory groups. A play's hosts: pattern is evaluated before any role or
+# inventory variable, so they renamed nothing: with the groups renamed, every play over them matched no host and
+# the run ended ok having done nothing.
+GROUPS = (CONTROLLERS_GROUP, BROKERS_GROUP, "spark_masters", "spark_workers")
+
+
+def limit_problem(playbook, limit, run_hosts, groups):
     """Why this run's --limit would skip plays the playbook needs; '' when it would not.
 
     playbook: the playbook's name (a key of PLAYBOOKS; None or '' for
@@ -88,16 +97,12 @@ def limit_problem(playbook, limit, run_hosts, groups, controllers_group, brokers
             f"{name}.yml takes no --limit: --limit {limit!r} would skip {skipped}, and the run would still end ok; "
             f"{instead}"
         )
-    first = (groups.get(brokers_group) or [None])[0]
-    run = set(run_hosts)
-    if first in run:
+    first = (groups.get(BROKERS_GROUP) or [None])[0]
+    if first in set(run_hosts):
         return ""
-    kafka_nodes = set(groups.get(controllers_group) or ()) | set(groups.get(brokers_group) or ())
-    if policy == SPARK_HOSTS and not run & kafka_nodes:
-        return ""
-    also = f"; or {instead}" if instead else ""
+    also = f"; or {instead.format(limit=limit)}" if instead else ""
     return (
-        f"--limit {limit!r} leaves out {first} ({brokers_group}[0]), where {name}.yml runs {skipped}: those plays "
+        f"--limit {limit!r} leaves out {first} ({BROKERS_GROUP}[0]), where {name}.yml runs {skipped}: those plays "
         f"would be skipped and the run would still end ok. Keep {first} in the limit (--limit '{limit},{first}'), "
         f"or run without --limit{also}"
     )

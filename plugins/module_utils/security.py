@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.stretch.kafka.plugins.module_utils import flags
+
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 SASL_PROTOCOLS = ("SASL_SSL", "SASL_PLAINTEXT")
 CLEAR_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
@@ -229,9 +231,14 @@ def check(settings, nodes, provided=None, read_subject=None, file_exists=None, r
         settings["admin_listener"]: "admin",
         settings["client_listener"]: "client",
     }
+    try:
+        plaintext_opt_in = flags.flag(settings.get("plaintext_opt_in", False), "kafka_plaintext_opt_in")
+    except flags.FlagError as exc:
+        errors.append(str(exc))
+        plaintext_opt_in = False
     for name in clear:
         what = f"kafka_listeners.{name} uses {listeners[name]['protocol']}"
-        if settings.get("plaintext_opt_in"):
+        if plaintext_opt_in:
             warnings.append(f"{what}: its traffic is not encrypted (kafka_plaintext_opt_in is true)")
         else:
             errors.append(

@@ -116,27 +116,60 @@ def redacted(key, value, regex=REDACTION_REGEX):
     return bool(pattern.search(key) or pattern.search(value))
 
 
-def _as_settings(conf):
-    """{key: value} of a dict, or of a list of KEY=VALUE strings (spark-submit's --conf)."""
-    if isinstance(conf, dict):
-        return {str(k): v for k, v in conf.items()}
-    settings = {}
-    for item in conf or []:
-        key, sep, value = str(item).partition("=")
-        if not sep or not key:
-            raise SparkSecurityError(f"{item!r} is not KEY=VALUE")
-        settings[key.strip()] = value
-    return settings
+# A setting's name as Spark writes them; an entry whose name is not one is refused without being shown.
+SETTING_NAME = re.compile(r"[A-Za-z0-9._-]+")
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _derived(key):
+    return key.startswith(DERIVED_PREFIXES) or key in DERIVED or key == REST
+
+
+def _command_line_entries(conf, variable):
+    """[(key, value)] of a list of KEY=VALUE strings (spark-submit's --conf), and why entries cannot go on a
+    command line: each problem names variable and the entry's index, never its text, which may hold a secret."""
+    entries, problems = [], []
+    for index, item in enumerate(conf):
+        where = f"{variable}[{index}]"
+        key, sep, value = item.partition("=") if isinstance(item, str) else ("", "", "")
+        key = key.strip()
+        if not sep or not SETTING_NAME.fullmatch(key):
+            problems.append(
+                f"{where} is not KEY=VALUE (a Spark setting's name, '=', its value); its text is not shown, as it "
+                "may hold a secret"
+            )
+            continue
+        if CONTROL.search(value):
+            problems.append(
+                f"{where} ({key}) holds a line break or another control character, which would end its line of the "
+                "systemd unit it goes into"
+            )
+        elif not _derived(key) and redacted(key, value):
+            problems.append(
+                f"{where} ({key}) holds a secret (Spark redacts it: its name or value matches spark.redaction.regex): "
+                "these settings go on spark-submit's command line, which every local user can read, and into a "
+                "unit file; the roles take no secret there"
+            )
+        entries.append((key, value))
+    return entries, problems
 
 
 def override_problems(conf, variable):
-    """Why extra Spark settings (a dict, or KEY=VALUE strings) may not be used, naming variable and key."""
-    try:
-        settings = _as_settings(conf)
-    except SparkSecurityError as exc:
-        return [f"{variable}: {exc}"]
-    problems = []
-    for key, value in settings.items():
+    """Why extra Spark settings may not be used, naming variable and key.
+
+    conf: a dict, which goes into a properties file of mode 0600, or a list of
+    KEY=VALUE strings, which goes on spark-submit's command line (--conf) and
+    into a systemd unit: such a list may hold no secret (a setting Spark
+    would redact), no control character and no malformed entry; those are
+    named by their index, never by their text.
+    """
+    if isinstance(conf, dict):
+        entries, problems = [(str(k), v) for k, v in conf.items()], []
+    elif isinstance(conf, list):
+        entries, problems = _command_line_entries(conf, variable)
+    else:
+        return [f"{variable} must be a list of KEY=VALUE settings"]
+    for key, value in entries:
         if key == REST and str(value).strip().lower() == "true":
             problems.append(
                 f"{variable} sets {REST}=true: the REST submission server (port 6066) has no authentication, "
@@ -144,7 +177,7 @@ def override_problems(conf, variable):
             )
         elif key == REST:
             continue
-        elif key.startswith(DERIVED_PREFIXES) or key in DERIVED:
+        elif _derived(key):
             problems.append(
                 f"{variable} sets {key}, which the roles derive from spark_auth_secret (docs/security.md#spark)"
             )

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.stretch.kafka.plugins.module_utils import acls, spark_security
+from ansible_collections.stretch.kafka.plugins.module_utils import acls, spark_security, systemd, topics
 
-NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 FIELDS = {
     "name", "file", "module", "args", "group", "topics", "user", "state", "session_timeout_ms",
     "heartbeat_interval_ms", "spark_conf",
@@ -96,7 +96,7 @@ def _entry_problems(job, file_exists, provided_modules):
     name = job.get("name")
     where = f"job {name!r}" if isinstance(name, str) else "a job"
     out = []
-    if not isinstance(name, str) or not NAME.match(name):
+    if not isinstance(name, str) or not NAME.fullmatch(name):
         out.append(
             f"{where}: its name must be lower-case letters, digits and dashes (its service is spark-stream-<name>)"
         )
@@ -109,22 +109,34 @@ def _entry_problems(job, file_exists, provided_modules):
                        "(for example \"{{ inventory_dir }}/../jobs/job.py\")")  # fmt: skip
         elif not path.endswith(".py") or not file_exists(path):
             out.append(f"{where}: its file {path} is missing on the controller (or is no .py file)")
-    elif not isinstance(job["module"], str) or not MODULE.match(job["module"]):
+    elif not isinstance(job["module"], str) or not MODULE.fullmatch(job["module"]):
         out.append(f"{where}: its module {job['module']!r} is not a Python module name")
     elif provided_modules is not None and job["module"] not in provided_modules:
         out.append(
             f"{where}: its module {job['module']} is missing: no wheel of spark_stream_wheel_dir holds it "
             "(add its package's wheel there and to spark_stream_python_packages)"
         )
+    # The group, the topics and the args go into the job's systemd unit, escaped for it (module_utils/systemd.py);
+    # a control character cannot be, and is named by the field (and index), never repeated.
     if not isinstance(job.get("group"), str) or not job.get("group"):
         out.append(f"{where}: it needs a group (its consumer group, the same in every DC)")
-    topics = job.get("topics")
-    if not isinstance(topics, list) or not topics or not all(isinstance(t, str) and t for t in topics):
+    else:
+        out += [p for p in [systemd.problem(job["group"], f"{where}: its group")] if p]
+    names = job.get("topics")
+    if not isinstance(names, list) or not names:
         out.append(f"{where}: its topics must be a list of topic names")
+    else:
+        out += [
+            f"{where}: its topics[{i}] is not a topic name (letters, digits, '.', '_' and '-')"
+            for i, name in enumerate(names)
+            if not isinstance(name, str) or not topics.NAME.fullmatch(name)
+        ]
     if job["state"] not in STATES:
         out.append(f"{where}: its state {job['state']!r} is not started or stopped")
     if not isinstance(job["args"], list) or not all(isinstance(a, (str, int, float)) for a in job["args"]):
         out.append(f"{where}: its args must be a list of strings")
+    else:
+        out += [p for i, arg in enumerate(job["args"]) if (p := systemd.problem(arg, f"{where}: its args[{i}]"))]
     session, heartbeat = _int(job["session_timeout_ms"]), _int(job["heartbeat_interval_ms"])
     if session is None or heartbeat is None or not session > heartbeat > 0:
         out.append(

@@ -28,7 +28,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.quotas import RATE_K
 # Owned by the replication throttle (kafka_quotas and the reassignment step):
 # never declared, never treated as drift.
 THROTTLE_KEYS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
-NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")
 FIELDS = {"name", "partitions", "replication_factor", "configs"}
 
 
@@ -56,7 +56,7 @@ def normalize(declared, default_replication_factor):
         if not isinstance(item, dict) or "name" not in item:
             raise TopicError(f"topic #{index}: each topic needs at least a name and partitions, got {item!r}")
         name = item["name"]
-        if not isinstance(name, str) or not NAME.match(name) or name in (".", ".."):
+        if not isinstance(name, str) or not NAME.fullmatch(name) or name in (".", ".."):
             raise TopicError(f"topic #{index}: {name!r} is not a valid topic name (letters, digits, '.', '_', '-')")
         unknown = sorted(set(item) - FIELDS)
         if unknown:

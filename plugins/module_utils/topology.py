@@ -11,8 +11,17 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from ansible_collections.stretch.kafka.plugins.module_utils import acls, placement, quotas, releases, security, topics
+from ansible_collections.stretch.kafka.plugins.module_utils import (
+    acls,
+    flags,
+    placement,
+    quotas,
+    releases,
+    security,
+    topics,
+)
 from ansible_collections.stretch.kafka.plugins.module_utils import users as users_mod
+from ansible_collections.stretch.kafka.plugins.module_utils.nodes import named_hosts
 
 # Replicas a partition keeps in each broker DC, so that a consumer in either
 # DC survives one broker failure without reading across DCs.
@@ -22,17 +31,18 @@ MIN_CONTROLLER_DCS = 3
 
 MAX_NODE_ID = 2**31 - 1
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-LISTENER_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+LISTENER_NAME = re.compile(r"[A-Za-z0-9_]+")
 NON_ROUTABLE = ("", "0.0.0.0", "::", "[::]")
 # Names the roles write into server.properties and every client's settings
 # as they are: a DC name becomes broker.rack and client.rack, compared byte
 # for byte (and Kafka reads server.properties as ISO 8859-1, so a name
 # outside ASCII would not be the clients' any more); a host is an address
 # in advertised.listeners and the bootstrap lists. Each is held to a set no
-# file format takes for syntax.
-DC_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+# file format takes for syntax, matched whole (fullmatch: a `$` would let a
+# final line break through).
+DC_NAME = re.compile(r"[A-Za-z0-9._-]+")
 DC_NAME_RULE = "letters, digits, '.', '_' and '-'"
-HOST_NAME = re.compile(r"^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])$")
+HOST_NAME = re.compile(r"[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]")
 HOST_NAME_RULE = "a host name or IPv4 address (letters, digits, '.', '_', '-') or an IPv6 address in brackets"
 
 # Settings the roles derive from the inventory, and the variable that owns
@@ -281,14 +291,9 @@ def _check_min_isr(node, rf_key, rf, isr_key):
     return None
 
 
-def _hosts(hosts, shown=4):
-    hosts = sorted(hosts)
-    more = f" and {len(hosts) - shown} more" if len(hosts) > shown else ""
-    return ", ".join(hosts[:shown]) + more
-
-
 def check_install(install_by_host):
-    """An archive fetched by URL must carry a checksum; something must be installed.
+    """An archive fetched by URL must carry a checksum, and so must the metrics agent (install's
+    "metrics_agent": {enabled, src, url, checksum}) when it is downloaded; something must be installed.
 
     The settings usually come from one group_vars file, so each problem is
     reported once with the hosts it affects.
@@ -304,10 +309,17 @@ def check_install(install_by_host):
             problem = releases.checksum_problem(checksum, "kafka_node_archive_checksum")
             if problem:
                 bad_checksum[problem].append(host)
-    errors = [f"{_hosts(hosts)}: {problem}" for problem, hosts in sorted(bad_checksum.items())]
+        # The metrics agent, downloaded unless it comes from the controller: get_url checks nothing when its
+        # checksum is empty.
+        agent = install.get("metrics_agent") or {}
+        if agent.get("enabled") and not agent.get("src"):
+            problem = releases.checksum_problem(agent.get("checksum"), "kafka_node_metrics_agent_checksum")
+            if problem:
+                bad_checksum[problem].append(host)
+    errors = [f"{named_hosts(hosts)}: {problem}" for problem, hosts in sorted(bad_checksum.items())]
     if no_source:
         errors.append(
-            f"{_hosts(no_source)}: set kafka_node_archive_url (with kafka_node_archive_checksum) "
+            f"{named_hosts(no_source)}: set kafka_node_archive_url (with kafka_node_archive_checksum) "
             "or kafka_node_archive_src"
         )
     by_archive = defaultdict(list)
@@ -322,7 +334,7 @@ def check_install(install_by_host):
             else "kafka_node_archive_url is set but kafka_node_archive_checksum is empty"
         )
         errors.append(
-            f"{_hosts(hosts)}: {what}: set kafka_node_archive_checksum to the release's checksum "
+            f"{named_hosts(hosts)}: {what}: set kafka_node_archive_checksum to the release's checksum "
             "('sha512:...', from the .sha512 file published beside it) so a tampered download is refused"
         )
     return errors
@@ -334,7 +346,7 @@ def check_dc_names(nodes):
     errors = []
     spelled = defaultdict(lambda: defaultdict(list))
     for node in nodes:
-        if node.dc and not DC_NAME.match(node.dc):
+        if node.dc and not DC_NAME.fullmatch(node.dc):
             errors.append(
                 f"{node.host}: kafka_dc={node.dc!r} is not a DC name the roles can write: use {DC_NAME_RULE} "
                 "(it becomes broker.rack and every client's client.rack, compared byte for byte)"
@@ -342,7 +354,7 @@ def check_dc_names(nodes):
         spelled[node.dc.strip().lower()][node.dc].append(node.host)
     for forms in spelled.values():
         if len(forms) > 1:
-            listing = "; ".join(f"{dc!r} ({_hosts(hosts)})" for dc, hosts in sorted(forms.items()))
+            listing = "; ".join(f"{dc!r} ({named_hosts(hosts)})" for dc, hosts in sorted(forms.items()))
             errors.append(
                 f"kafka_dc values differ only in case or spacing: {listing}; Kafka compares racks exactly, "
                 "so these would be different DCs"
@@ -382,13 +394,13 @@ def check_listeners(listeners):
     ports = defaultdict(list)
     for name, spec in listeners.items():
         where = f"kafka_listeners.{name}"
-        if not LISTENER_NAME.match(str(name)):
+        if not LISTENER_NAME.fullmatch(str(name)):
             errors.append(f"{where}: a listener name is letters, digits and '_' (Kafka refuses {name!r})")
         if not isinstance(spec, dict):
             errors.append(f"{where} must be a mapping with port and protocol")
             continue
         bind_host = spec.get("bind_host")
-        if bind_host is not None and bind_host != "" and not HOST_NAME.match(str(bind_host)):
+        if bind_host is not None and bind_host != "" and not HOST_NAME.fullmatch(str(bind_host)):
             errors.append(f"{where}.bind_host={bind_host!r} is not {HOST_NAME_RULE}")
         port = _as_int(spec.get("port"))
         if port is None or not 1 <= port <= 65535:
@@ -413,7 +425,7 @@ def check_endpoints(nodes):
             f"{node.host}: its advertised address {host!r} (kafka_advertised_host, or the inventory name) is not "
             f"{HOST_NAME_RULE}"
             for host in sorted(hosts)
-            if host not in NON_ROUTABLE and not HOST_NAME.match(host)
+            if host not in NON_ROUTABLE and not HOST_NAME.fullmatch(host)
         )
         for name, listener in sorted(node.listeners.items()):
             endpoint = listener["endpoint"]
@@ -509,9 +521,16 @@ def min_insync_problems(values, opt_in=False):
 
     values: {variable: value}, e.g. {"kafka_min_insync_replicas": 2}; a value
     of None is not set and not judged. Below 1 is refused always (Kafka
-    refuses it); 1 only without the opt-in (MIN_ISR_OPT_IN).
+    refuses it); 1 only without the opt-in (MIN_ISR_OPT_IN), read strictly as
+    a boolean (module_utils/flags.py): "false", as an extra var gives it, is
+    false, and a value that is no boolean is refused.
     """
     errors = []
+    try:
+        opt_in = flags.flag(opt_in, MIN_ISR_OPT_IN)
+    except flags.FlagError as exc:
+        errors.append(str(exc))
+        opt_in = False
     for variable, value in values.items():
         if value is None:
             continue
@@ -526,6 +545,23 @@ def min_insync_problems(values, opt_in=False):
     return errors
 
 
+def _topic_min_isr_problems(name, rf, own, inherited):
+    """Why a topic's effective min.insync.replicas (its own, else the cluster's it inherits) blocks its writes."""
+    isr = _as_int(own if own is not None else inherited)
+    if isr is None or isr < rf:
+        return []
+    source = "" if own is not None else " (the cluster's, kafka_admin_min_isr_target, which it inherits)"
+    why = (
+        f"at {isr}, losing a single replica blocks every acks=all write"
+        if isr == rf
+        else f"at {isr}, no acks=all write is ever accepted"
+    )
+    return [
+        f"kafka_topics: topic '{name}': min.insync.replicas={isr}{source} must be below its replication factor {rf}: "
+        f"{why}"
+    ]
+
+
 def check_declarations(
     node_dicts,
     declared_topics,
@@ -537,13 +573,17 @@ def check_declarations(
     mechanism=None,
     min_insync_replicas=None,
     min_insync_opt_in=False,
+    cluster_min_insync_replicas=None,
 ):
     """Problems with kafka_topics, kafka_quotas, the throttle, kafka_users and kafka_acls, found without a cluster.
 
     Each topic's replication factor is checked against the inventory's broker
     DCs, so RF larger than the brokers is refused before any host is touched;
     a topic's min.insync.replicas, and the min.insync.replicas settings given
-    as {variable: value}, are held to min_insync_problems().
+    as {variable: value}, are held to min_insync_problems(). A topic's
+    effective min.insync.replicas (its own, or cluster_min_insync_replicas,
+    the cluster-wide value a converge keeps, which it inherits) must be below
+    its replication factor.
     """
     nodes = [Node.from_dict(d) for d in node_dicts]
     by_dc = {}
@@ -557,9 +597,12 @@ def check_declarations(
                 placement.check_shape(by_dc, topic["replication_factor"])
             except placement.PlacementError as exc:
                 errors.append(f"kafka_topics: topic '{name}': {exc}")
-            errors += min_insync_problems(
-                {f"kafka_topics: topic '{name}': min.insync.replicas": topic["configs"].get("min.insync.replicas")},
-                min_insync_opt_in,
+            own = topic["configs"].get("min.insync.replicas")
+            own_problems = min_insync_problems(
+                {f"kafka_topics: topic '{name}': min.insync.replicas": own}, min_insync_opt_in
+            )
+            errors += own_problems or _topic_min_isr_problems(
+                name, topic["replication_factor"], own, cluster_min_insync_replicas
             )
     except topics.TopicError as exc:
         errors.append(f"kafka_topics: {exc}")

@@ -13,7 +13,7 @@ import re
 
 from ansible_collections.stretch.kafka.plugins.module_utils.security import MECHANISMS
 
-NAME = re.compile(r"^[A-Za-z0-9._@-]{1,249}$")
+NAME = re.compile(r"[A-Za-z0-9._@-]{1,249}")
 
 
 class UserError(ValueError):
@@ -27,7 +27,7 @@ def normalize(declared, default_mechanism):
         if not isinstance(item, dict) or not item.get("name"):
             raise UserError(f"user #{index}: each user needs a name and a password")
         name = str(item["name"])
-        if not NAME.match(name):
+        if not NAME.fullmatch(name):
             raise UserError(f"user #{index}: {name!r} is not a valid user name (letters, digits, '.', '_', '@', '-')")
         unknown = sorted(set(item) - {"name", "password", "mechanism"})
         if unknown:

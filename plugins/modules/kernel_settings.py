@@ -9,10 +9,15 @@ short_description: "Internal: Apply kernel settings (sysctl) now and keep them f
 author: stretch-kafka maintainers (!UNKNOWN)
 description:
   - Used by the roles; not a stable interface for playbooks of your own.
-  - Writes each setting whose value in C(/proc/sys) differs, and writes the settings it owns into a
-    C(sysctl.d) file so they apply again at boot. A second run with the same settings changes nothing.
-  - In a container some settings belong to the host, as C(/proc/sys) is read-only there or the setting is
-    not namespaced. Those are left alone and reported as C(host_owned) with a warning, never a failure.
+  - Writes each setting whose value in C(/proc/sys) differs, reads each one written back, and writes the
+    settings it owns into a C(sysctl.d) file so they apply again at boot. A second run with the same settings
+    changes nothing. A value the kernel did not take (it clamps, or ignores what it cannot parse) fails the
+    task, naming what the kernel has.
+  - In a container the settings outside its network namespace (C(net.core.*), C(vm.*)) belong to the host,
+    as they are not namespaced, so no container can set them. Those are left alone and reported as C(host_owned)
+    with a warning. A namespaced one (C(net.ipv4.*), C(net.ipv6.*)) that is not as wanted and cannot be
+    written fails, as the container platform sets it for the container (C(podman run --sysctl), a pod's
+    sysctls), and a node whose TCP buffers are not sized for the WAN must not converge with a warning only.
     On a host that is not a container a setting that cannot be written fails the task, naming it.
   - Supports check mode and diff mode.
 options:
@@ -63,14 +68,6 @@ from ansible_collections.stretch.kafka.plugins.module_utils import kernel  # noq
 CONTAINER_MARKERS = ("/run/.containerenv", "/.dockerenv", "/run/systemd/container")
 
 
-def read(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return None
-
-
 def main():
     module = AnsibleModule(
         argument_spec={
@@ -80,35 +77,17 @@ def main():
         supports_check_mode=True,
     )
     wanted = {str(name): kernel.normalize(value) for name, value in module.params["settings"].items()}
+    container = any(os.path.exists(marker) for marker in CONTAINER_MARKERS)
     try:
-        paths = {name: kernel.proc_path(name) for name in wanted}
+        done = kernel.apply(wanted, container, module.check_mode)
     except ValueError as exc:
         module.fail_json(msg=str(exc))
-    container = any(os.path.exists(marker) for marker in CONTAINER_MARKERS)
-    current = {name: read(path) for name, path in paths.items()}
-    differ = kernel.plan(wanted, current)
-    host_owned, written = {}, {}
-    for name, value in differ.items():
-        problem = None
-        if current[name] is None:
-            problem = "does not exist on this kernel"
-        elif not os.access(paths[name], os.W_OK):
-            problem = "cannot be written"
-        elif not module.check_mode:
-            try:
-                with open(paths[name], "w") as f:
-                    f.write(value)
-            except OSError as exc:
-                problem = f"could not be written ({exc.strerror})"
-        if problem is None:
-            written[name] = value
-        elif container:
-            host_owned[name] = {"wanted": value, "current": kernel.normalize(current[name] or "")}
-        else:
-            module.fail_json(msg=f"kernel setting {name} {problem} ({paths[name]}); wanted {value}")
+    if done["failed"]:
+        module.fail_json(msg="; ".join(done["failed"]), written=done["written"])
+    host_owned = done["host_owned"]
     owned = {name: value for name, value in wanted.items() if name not in host_owned}
     text = kernel.sysctl_file(owned)
-    before = read(module.params["file"])
+    before = kernel.read_text(module.params["file"])
     file_changed = before != text
     if file_changed and not module.check_mode:
         os.makedirs(os.path.dirname(module.params["file"]), exist_ok=True)
@@ -117,11 +96,11 @@ def main():
         os.chmod(module.params["file"], 0o644)
     if host_owned:
         listing = ", ".join(f"{n} (wanted {v['wanted']}, has {v['current'] or '?'})" for n, v in host_owned.items())
-        module.warn(f"left to the container's host, which owns them: {listing}")
+        module.warn(f"left to the container's host, which owns them (not namespaced): {listing}")
     result = {
-        "changed": bool(written) or file_changed,
+        "changed": bool(done["written"]) or file_changed,
         "applied": owned,
-        "written": written,
+        "written": done["written"],
         "host_owned": host_owned,
         "container": container,
     }

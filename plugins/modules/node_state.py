@@ -35,7 +35,7 @@ options:
     elements: path
     default: []
   checksums:
-    description: Files whose sha256 to report.
+    description: Files whose sha256 and sha512 to report (read once each).
     type: list
     elements: path
     default: []
@@ -80,8 +80,8 @@ content:
   description: Path to its content, or null when missing.
   returned: always
   type: dict
-sha256:
-  description: Path to its sha256, or null when missing.
+digests:
+  description: Path to its digests, {sha256, sha512} in hex, or null when missing.
   returned: always
   type: dict
 meta:
@@ -140,14 +140,16 @@ def read(path):
         return f.read()
 
 
-def sha256(path):
+def digests(path):
+    """{"sha256": hex, "sha512": hex} of a file, read once; None when it is missing."""
     if not os.path.isfile(path):
         return None
-    digest = hashlib.sha256()
+    found = {"sha256": hashlib.sha256(), "sha512": hashlib.sha512()}
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+            for digest in found.values():
+                digest.update(block)
+    return {name: digest.hexdigest() for name, digest in found.items()}
 
 
 def systemctl(module, verb, unit):
@@ -187,7 +189,7 @@ def main():
         user_ok=user_ok(p["user"]),
         exists={path: os.path.exists(path) for path in p["paths"]},
         content={path: read(path) for path in p["read"]},
-        sha256={path: sha256(path) for path in p["checksums"]},
+        digests={path: digests(path) for path in p["checksums"]},
         meta=meta,
         service_active=active,
         service_enabled=systemctl(module, "is-enabled", p["service"]),

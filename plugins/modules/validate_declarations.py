@@ -52,6 +52,11 @@ options:
     type: list
     elements: dict
     default: []
+  cluster_min_insync_replicas:
+    description:
+      - The cluster-wide min.insync.replicas a converge keeps, which a topic without its own inherits. Every topic's
+        own or inherited value must be below its replication factor.
+    type: int
 extends_documentation_fragment:
   - stretch.kafka.min_insync
 """

@@ -121,16 +121,21 @@ def verdict(figures):
 
 def main():
     """Measures, judges, and only then writes reports/bench.json, with the verdict ("ok", "problems") in it: a
-    bench that failed, a step of it too, leaves a report that says so, never an earlier run's."""
+    bench that failed, a step of it too, or that stopped on any error, leaves a report that says so, with the
+    figures measured until then; an interrupted one leaves none. Never an earlier run's."""
     (REPO / "reports").mkdir(exist_ok=True)
+    report = REPO / "reports" / "bench.json"
+    report.unlink(missing_ok=True)
     figures, problems = {}, []
     try:
         measure(figures)
         problems += verdict(figures)
     except BenchFailed as exc:
         problems.append(str(exc))
+    except Exception as exc:  # noqa: BLE001  any error fails the bench, and its report says which
+        problems.append(f"the bench stopped: {type(exc).__name__}: {exc}")
     figures.update(ok=not problems, problems=problems)
-    (REPO / "reports" / "bench.json").write_text(json.dumps(figures, indent=2) + "\n")
+    report.write_text(json.dumps(figures, indent=2) + "\n")
     print("\nbench results (also in reports/bench.json)")
     for key, value in figures.items():
         if isinstance(value, dict):

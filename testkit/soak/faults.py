@@ -296,17 +296,41 @@ def playbook_failure(result):
     return None
 
 
+def cut_drops(tb):
+    """The packets each rule of the host's cut has dropped (partition.sh counters); None when no cut is in place."""
+    found = tb.partition("counters")
+    if found.strip() == "healed":
+        return None
+    counts = found.split()
+    if not counts or not all(c.isdigit() for c in counts):
+        raise FaultError(f"partition.sh counters gave {found[-200:]!r}, not a count per rule of the cut")
+    return [int(c) for c in counts]
+
+
 class _Cut(Fault):
-    """A cut between DCs on the host (testbed/partition.sh, one at a time); undo heals it."""
+    """A cut between DCs on the host (testbed/partition.sh, one at a time); undo heals it. nft takes a rule that
+    matches no packet and partition.sh exits 0, so the cut is confirmed by its rules dropping the DCs' packets
+    (the replication and the quorum's fetches cross between the DCs all the time), and the heal by the cut gone."""
 
     def cut(self):
         raise NotImplementedError
 
     def inject(self, tb):
-        return {"firewall": tb.partition(*self.cut())}
+        done = {"firewall": tb.partition(*self.cut())}
+        confirm(lambda: sum(cut_drops(tb) or [0]) > 0,
+                f"{self.target}: partition.sh {' '.join(self.cut())} dropped no packet")  # fmt: skip
+        done["dropped"] = cut_drops(tb)
+        return done
 
     def undo(self, tb):
-        return {"firewall": tb.partition("heal")}
+        return {"firewall": heal_cut(tb)}
+
+
+def heal_cut(tb):
+    """The host's cut removed (partition.sh heal), confirmed gone; what partition.sh said."""
+    said = tb.partition("heal")
+    confirm(lambda: cut_drops(tb) is None, "partition.sh heal left the cut in place")
+    return said
 
 
 class Cut(_Cut):
@@ -576,7 +600,7 @@ def heal(tb, volumes=True, timeout=600):
     """
     done = {}
     with _noted(done, "firewall"):
-        done["firewall"] = tb.partition("heal")
+        done["firewall"] = heal_cut(tb)
     topo = tb.topology
     down = sorted(n for n in [*topo.all_controllers, *topo.all_brokers] if not is_active(tb, n))
     done["down"] = down

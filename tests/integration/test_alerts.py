@@ -10,7 +10,7 @@ from cryptography import x509
 
 from testkit.alert_rules import alerts, metrics_read
 from testkit.bench import traffic as traffic_runs
-from testkit.cluster import playbook, wait_until
+from testkit.cluster import playbook, uncommitted_group, wait_until
 from testkit.prometheus import INTERVAL_SECONDS
 
 
@@ -144,3 +144,21 @@ def test_the_cluster_exporter_reads_lag_per_dc_and_the_partitions_eligible_leade
     # A whole cluster: no partition under min ISR, every broker DC reported.
     without = prometheus.query("sum by (dc) (stretch_partitions_under_min_isr_without_elr)")
     assert {m["dc"]: v for m, v in without} == dict.fromkeys(cluster.dcs, 0.0)
+
+
+def test_a_group_with_a_backlog_and_no_commit_is_seen_by_its_alert(prometheus, cluster):
+    """A member that owns a partition of 50 records and never commits: the exporter counts the partition as
+    uncommitted and its lag from the log start (50, where it read 0 before), and the expression of
+    KafkaConsumerGroupNeverCommitted (without its 15 minutes) holds for the group."""
+    (rule,) = [r for r in alerts() if r["alert"] == "KafkaConsumerGroupNeverCommitted"]
+    with uncommitted_group(cluster, records=50) as (group, topic):
+
+        def seen():
+            return {m["dc"]: v for m, v in prometheus.query(rule["expr"]) if m["group"] == group}
+
+        assert wait_until(seen, timeout=90, interval=5), f"{group} not seen by {rule['alert']}"
+        assert sum(seen().values()) == 1, seen()
+        lag = prometheus.query(f'stretch_consumer_group_partition_lag{{group="{group}",topic="{topic}"}}')
+        assert [v for _, v in lag] == [50.0], lag
+    # The member gone and the group deleted, the expression no longer holds for it.
+    assert wait_until(lambda: not seen(), timeout=90, interval=5), seen()

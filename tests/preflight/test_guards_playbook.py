@@ -9,6 +9,7 @@ and its read of the cluster's features over the admin protocol finds no broker.
 """
 
 import grp
+import hashlib
 import os
 import pwd
 from pathlib import Path
@@ -129,3 +130,44 @@ def test_an_operators_key_is_installed_without_showing_in_the_output(tmp_path):
     assert installed.read_text() == Path(files["kafka_node_tls_key_src"]).read_text()
     assert installed.stat().st_mode & 0o777 == 0o600
     assert leaks(result.stdout + result.stderr, key_files=[installed]) == []
+
+
+def unpacked(tmp_path, archive_bytes=b"the release archive\n"):
+    """A node's install root holding kafka_2.13-4.3.1 unpacked beside the archive it came from (and the metrics
+    agent); the host variables that put the first broker's install there, from a local file as its source."""
+    root = tmp_path / "opt"
+    (root / "kafka_2.13-4.3.1" / "libs").mkdir(parents=True)
+    (root / "kafka_2.13-4.3.1.tgz").write_bytes(archive_bytes)
+    agent = root / "jmx_prometheus_javaagent-1.0.1.jar"
+    agent.write_bytes(b"the agent\n")
+    return {
+        "kafka_node_install_root": str(root),
+        "kafka_node_java_packages": ["coreutils"],
+        "kafka_node_archive_url": (tmp_path / "mirror" / "kafka_2.13-4.3.1.tgz").as_uri(),
+        "kafka_node_metrics_agent_url": (tmp_path / "mirror" / "agent.jar").as_uri(),
+        "kafka_node_metrics_agent_checksum": "sha256:" + hashlib.sha256(agent.read_bytes()).hexdigest(),
+    }
+
+
+def test_a_release_unpacked_from_the_archive_its_checksum_names_is_kept_and_nothing_fetched(tmp_path):
+    paths = unpacked(tmp_path)
+    checksum = "sha512:" + hashlib.sha512(b"the release archive\n").hexdigest()
+    inv = on_this_machine(base_inventory(), kafka_node_archive_checksum=checksum, **paths)
+    rc, out, result = run("release.yml", inv, tmp_path)
+    assert rc == 0, out
+    assert result.changed == 0, out
+
+
+def test_a_release_unpacked_before_its_checksum_changed_is_refused_before_anything_is_fetched(tmp_path):
+    # The checksum was corrected after the release was unpacked (a tampered or mistaken download): the node keeps
+    # running what the inventory no longer names unless the unpacked release is checked again.
+    paths = unpacked(tmp_path)
+    corrected = "sha512:" + hashlib.sha512(b"the archive Apache published\n").hexdigest()
+    inv = on_this_machine(base_inventory(), kafka_node_archive_checksum=corrected, **paths)
+    rc, out, result = run("release.yml", inv, tmp_path)
+    assert rc != 0, out
+    assert (
+        f"dc1-broker0: the release unpacked from {tmp_path}/opt/kafka_2.13-4.3.1.tgz is not the one "
+        "kafka_node_archive_checksum names"
+    ) in out, out
+    assert result.changed == 0, "the node was changed before the refusal"

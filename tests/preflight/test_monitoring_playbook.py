@@ -20,7 +20,7 @@ from testkit.playbook import run as run_playbook
 # The testbed's wheels: the project's packages' (make wheels, which `make unit` runs through `make collection`)
 # and their dependencies' (testbed/fetch-wheels.sh, run by `make setup-testbed`).
 WHEELS = REPO / "testbed" / "dist" / "wheels"
-EXPORTER_WHEELS = ("stretch_exporter-", "confluent_kafka-", "kafka_python-")
+EXPORTER_WHEELS = ("stretch_exporter-", "confluent_kafka-", "kafka_python-", "prometheus_client-")
 
 
 def run_monitoring(tmp_path, inventory=None, **extra):
@@ -148,8 +148,8 @@ def test_the_role_writes_every_file_and_installs_the_exporter_once(tmp_path, whe
     ran = subprocess.run([venv / "stretch-exporter", "--help"], capture_output=True, text=True, timeout=60)
     assert ran.returncode == 0, ran.stderr
     assert "--config" in ran.stdout, ran.stdout
-    ran = subprocess.run([venv / "python", "-c", "import confluent_kafka, kafka.admin"], capture_output=True,
-                         text=True, timeout=60)  # fmt: skip
+    imports = "import confluent_kafka, kafka.admin, prometheus_client"
+    ran = subprocess.run([venv / "python", "-c", imports], capture_output=True, text=True, timeout=60)
     assert ran.returncode == 0, ran.stderr
     # A second run changes nothing.
     again, _ = run_monitoring(tmp_path, inventory, **settings)

@@ -146,6 +146,14 @@ def a_topic_with_min_insync_of_one(inv):
     inv["all"]["vars"]["kafka_topics"] = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 1}}]
 
 
+def a_topic_whose_min_insync_replicas_is_its_replication_factor(inv):
+    inv["all"]["vars"]["kafka_topics"] = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 4}}]
+
+
+def a_topic_whose_min_insync_replicas_is_above_its_replication_factor(inv):
+    inv["all"]["vars"]["kafka_topics"] = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 5}}]
+
+
 def admin_settings_that_turn_hostname_verification_off(inv):
     inv["all"]["vars"]["kafka_adminclient_config"] = {"request_timeout_ms": 60000, "ssl_check_hostname": False}
 
@@ -209,6 +217,11 @@ def dcs_differing_only_in_case(inv):
 
 def a_dc_name_with_a_line_break(inv):
     groups(inv)["dc2"]["vars"]["kafka_dc"] = "dc2\nallow.everyone.if.no.acl.found=true"
+
+
+def a_dc_name_ending_in_a_line_break(inv):
+    # What a YAML block scalar (kafka_dc: |) gives.
+    groups(inv)["dc2"]["vars"]["kafka_dc"] = "dc2\n"
 
 
 def a_dc_name_beyond_ascii(inv):
@@ -369,6 +382,10 @@ def a_checksum_of_another_algorithm(inv):
     inv["all"]["vars"]["kafka_node_archive_checksum"] = "md5:" + "0" * 32
 
 
+def a_metrics_agent_without_checksum(inv):
+    inv["all"]["vars"]["kafka_node_metrics_agent_checksum"] = ""
+
+
 def a_checksum_cut_short(inv):
     inv["all"]["vars"]["kafka_node_archive_checksum"] = "sha512:" + "0" * 64
 
@@ -389,6 +406,14 @@ BAD = [
     (a_failover_that_relaxes_to_one, "kafka_ops_failover_min_insync_replicas=1: an acks=all write would be"),
     (a_cluster_wide_target_of_one, "kafka_admin_min_isr_target=1: an acks=all write would be"),
     (a_topic_with_min_insync_of_one, "kafka_topics: topic 'orders': min.insync.replicas=1: an acks=all write would"),
+    (
+        a_topic_whose_min_insync_replicas_is_its_replication_factor,
+        "kafka_topics: topic 'orders': min.insync.replicas=4 must be below its replication factor 4",
+    ),
+    (
+        a_topic_whose_min_insync_replicas_is_above_its_replication_factor,
+        "kafka_topics: topic 'orders': min.insync.replicas=5 must be below its replication factor 4",
+    ),
     (
         admin_settings_that_turn_hostname_verification_off,
         "kafka_adminclient_config sets ssl_check_hostname, which the roles derive from the roles (hostname "
@@ -419,6 +444,7 @@ BAD = [
         "dc2-broker0: kafka_dc='dc2\\nallow.everyone.if.no.acl.found=true' is not a DC name the roles can write: "
         "use letters, digits, '.', '_' and '-'",
     ),
+    (a_dc_name_ending_in_a_line_break, "dc2-broker0: kafka_dc='dc2\\n' is not a DC name the roles can write"),
     (a_dc_name_beyond_ascii, "dc1-broker0: kafka_dc='zürich' is not a DC name the roles can write"),
     (
         an_advertised_address_with_a_line_break,
@@ -459,6 +485,11 @@ BAD = [
         a_checksum_cut_short,
         "dc1-broker0, dc1-broker1, dc1-controller0, dc2-broker0 and 3 more: kafka_node_archive_checksum is not a "
         "sha512 digest: sha512:<128 hex digits>, found 64 characters",
+    ),
+    (
+        a_metrics_agent_without_checksum,
+        "dc1-broker0, dc1-broker1, dc1-controller0, dc2-broker0 and 3 more: kafka_node_metrics_agent_checksum is "
+        "empty: a download needs its checksum",
     ),
     (
         a_spark_download_without_checksum,
@@ -743,13 +774,13 @@ def test_every_playbook_refuses_a_limit_that_would_skip_its_cluster_wide_plays(p
     assert touched_no_host(result), f"{playbook} went on after its scope was refused"
 
 
-def test_the_streaming_job_limited_to_a_spark_host_passes_the_scope_check(tmp_path):
+def test_the_streaming_job_limited_to_a_spark_host_alone_is_refused_saying_how_to_limit_it(tmp_path):
     inv = base_inventory()
     add_spark(inv, "dc2", spark_archive_src="/srv/spark.tgz")
-    _, out, result = run("streaming.yml", inv, tmp_path, "--limit", "dc2-spark", "-e", "stream_state=stopped")
-    assert "leaves out" not in out, out
-    assert "takes no --limit" not in out, out
-    assert "Validate the Spark hosts" in [play["play"]["name"] for play in result.output["plays"]]
+    rc, out, result = run("streaming.yml", inv, tmp_path, "--limit", "dc2-spark", "-e", "stream_state=stopped")
+    assert rc != 0, out
+    assert "--limit 'dc2-spark,kafka_brokers[0]' runs dc2-spark's jobs alone" in out, out
+    assert touched_no_host(result), "streaming.yml went on after its scope was refused"
 
 
 def test_site_stops_before_touching_any_host(tmp_path):
@@ -822,3 +853,75 @@ def test_a_ca_rotation_step_out_of_order_is_refused_before_any_node_is_touched(p
     assert f"kafka_tls_rotate={step} cannot follow the CA rotation's current step ({phase or 'none'})" in out, out
     assert not unreachable_or_node_plays(result)
     assert not (pki / "next-ca.crt").exists(), "a refused step made a CA"
+
+
+# -- the Kafka groups have fixed names: a renamed group must not leave every play with no host ----------
+
+
+def renamed_groups(inv):
+    """The controllers and brokers in groups of other names, with the variables that once named them."""
+    children = groups(inv)
+    children["my_controllers"] = children.pop("kafka_controllers")
+    children["my_brokers"] = children.pop("kafka_brokers")
+    inv["all"]["vars"].update(kafka_controllers_group="my_controllers", kafka_brokers_group="my_brokers")
+
+
+@pytest.mark.parametrize("playbook", ["preflight.yml", "site.yml", "topics.yml"])
+def test_renamed_kafka_groups_are_refused_not_skipped(playbook, tmp_path):
+    # Every play's hosts: pattern names kafka_controllers and kafka_brokers;
+    # an inventory that renames them would match no host, and each play would
+    # be skipped with the run ending ok.
+    inv = base_inventory()
+    renamed_groups(inv)
+    rc, out, result = run(playbook, inv, tmp_path)
+    assert rc != 0, out
+    for name in ("kafka_brokers_group", "kafka_controllers_group"):
+        assert f"{name} (set for " in out, out
+    assert "was removed in stretch.kafka 2.0.0: use the inventory groups kafka_controllers, kafka_brokers" in out
+    assert touched_no_host(result), f"{playbook} went on after its scope was refused"
+
+
+def test_groups_of_other_names_join_through_the_kafka_groups(tmp_path):
+    # The way to keep groups of one's own: make them children of the Kafka groups.
+    inv = base_inventory()
+    children = groups(inv)
+    children["my_brokers"] = children.pop("kafka_brokers")
+    children["kafka_brokers"] = {"children": {"my_brokers": None}}
+    rc, out, result = run("preflight.yml", inv, tmp_path)
+    assert rc == 0, out
+    assert "inventory accepted" in out
+
+
+# -- an opt-in is a boolean: an extra var is a string, and "false" must not opt in ----------
+
+
+@pytest.mark.parametrize("given", ["false", "no", "0", "off"])
+@pytest.mark.parametrize(
+    ("mutate", "variable", "message"),
+    [
+        (min_insync_of_one, "kafka_min_insync_replicas_one_opt_in", "kafka_min_insync_replicas=1: an acks=all write"),
+        (
+            a_topic_with_min_insync_of_one,
+            "kafka_min_insync_replicas_one_opt_in",
+            "topic 'orders': min.insync.replicas=1",
+        ),
+        (a_plaintext_client_listener, "kafka_plaintext_opt_in", "kafka_listeners.CLIENT uses PLAINTEXT: the client"),
+    ],
+    ids=["min-isr-one", "topic-min-isr-one", "plaintext"],
+)
+def test_an_opt_in_given_as_false_on_the_command_line_does_not_opt_in(mutate, variable, message, given, tmp_path):
+    inv = base_inventory()
+    mutate(inv)
+    rc, out, result = run("preflight.yml", inv, tmp_path, "-e", f"{variable}={given}")
+    assert rc != 0, out
+    assert message in out, out
+    assert touched_no_host(result)
+
+
+@pytest.mark.parametrize("variable", ["kafka_min_insync_replicas_one_opt_in", "kafka_plaintext_opt_in"])
+def test_an_opt_in_that_is_not_a_boolean_is_refused_naming_it(variable, tmp_path):
+    # The roles' argument specs refuse it first; the checks in Python refuse it too (tests/unit/test_flags.py).
+    rc, out, result = run("preflight.yml", base_inventory(), tmp_path, "-e", f"{variable}=maybe")
+    assert rc != 0, out
+    assert f"argument '{variable}' is of type str and we were unable to convert to bool" in out, out
+    assert touched_no_host(result)

@@ -77,3 +77,38 @@ def test_a_sound_job_passes_preflight_and_the_run_goes_on_to_the_hosts(tmp_path)
     assert judged, "the jobs were never judged"
     assert not [h for h, r in judged if r.get("failed")], out
     assert [h for h, s in result.recap.items() if s.get("unreachable")], "the control never reached for a host"
+
+
+@pytest.mark.parametrize(
+    ("spark_conf", "message"),
+    [
+        (["spark.cores.max=2", "spark.ssl.keyStorePassword=hunter2-9f3"],
+         "its spark_conf[1] (spark.ssl.keyStorePassword) holds a secret"),
+        (["spark.ssl.keyStorePassword hunter2-9f3"], "its spark_conf[0] is not KEY=VALUE"),
+    ],
+    ids=["a keystore password", "spark-defaults.conf syntax"],
+)  # fmt: skip
+def test_a_secret_in_a_jobs_spark_conf_is_refused_without_being_shown(spark_conf, message, tmp_path):
+    # The settings go on spark-submit's command line and into the job's unit (mode 0644); the refusal names the
+    # entry by its index, and the secret shows nowhere in what ansible-playbook printed, even at full verbosity.
+    rc, out, result = run("streaming.yml", inventory(tmp_path, {"spark_conf": spark_conf}), tmp_path, "-vvv")
+    assert rc != 0, out
+    assert f"job 'etl': {message}" in out, out
+    assert "hunter2-9f3" not in out + result.stdout
+    assert refused_before_any_host(result), result.recap
+
+
+@pytest.mark.parametrize("state", ["stopped", ""])
+def test_the_jobs_of_one_dc_run_under_a_limit_to_its_spark_host_and_the_first_broker(state, tmp_path):
+    # The documented way to stop (or run) one DC's jobs: --limit 'dc2-spark,kafka_brokers[0]'. The jobs' settings
+    # are read from the cluster's model on the first broker, which is never contacted, the jobs judged, and the run
+    # goes on to dc2-spark alone (unreachable here: the control that it got there).
+    extra = ("-e", f"stream_state={state}") if state else ()
+    limit = "dc2-spark,kafka_brokers[0]"
+    rc, out, result = run("streaming.yml", inventory(tmp_path), tmp_path, "--limit", limit, *extra)
+    assert "is undefined" not in out, out
+    judged = result.results(REFUSAL)
+    assert [h for h, _ in judged] == ["dc2-spark"], out
+    assert not [h for h, r in judged if r.get("failed")], out
+    assert [h for h, s in result.recap.items() if s.get("unreachable")] == ["dc2-spark"], result.recap
+    assert rc != 0  # dc2-spark points at a closed port

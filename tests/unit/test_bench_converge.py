@@ -77,3 +77,25 @@ def test_a_step_that_failed_leaves_a_report_of_the_failure_not_an_earlier_runs(b
     report.write_text(json.dumps({"ok": True}))  # an earlier run's
     runs["site"][0] = (False, 100.0, 0)
     failed(report, "fresh_converge failed (rc=2); see site.log")
+
+
+def test_a_bench_that_stops_on_any_error_leaves_a_report_of_it_not_an_earlier_runs(bench, tmp_path):
+    _, report = bench
+    report.write_text(json.dumps({"ok": True}))  # an earlier run's
+    (tmp_path / "reports" / "smoke.json").unlink()  # the smoke test wrote no report
+    found = failed(report, f"the bench stopped: FileNotFoundError: [Errno 2] No such file or directory: "
+                           f"'{tmp_path}/reports/smoke.json'")  # fmt: skip
+    assert found["fresh_converge_seconds"] == 100.0, "the figures measured before it stopped are kept"
+
+
+def test_an_interrupted_bench_leaves_no_earlier_report_standing(bench, monkeypatch):
+    _, report = bench
+    report.write_text(json.dumps({"ok": True}))  # an earlier run's
+
+    def interrupted(inventory, playbook, log_dir=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(converge, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        converge.main()
+    assert not report.exists()

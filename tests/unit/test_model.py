@@ -23,8 +23,6 @@ HOSTVARS = {
     "b4": {"kafka_node_id": 202, "kafka_dc": "ams1"},
 }
 SETTINGS = {
-    "controllers_group": "kafka_controllers",
-    "brokers_group": "kafka_brokers",
     "listeners": LISTENERS,
     "controller_listener": "CONTROLLER",
     "inter_broker_listener": "REPLICATION",

@@ -27,7 +27,7 @@ HOSTVARS = {
 
 
 def records():
-    return node_records(GROUPS, HOSTVARS, "kafka_controllers", "kafka_brokers", LISTENERS, "CONTROLLER")
+    return node_records(GROUPS, HOSTVARS, LISTENERS, "CONTROLLER")
 
 
 def test_every_node_of_the_two_groups_gets_one_record_controllers_first():
@@ -77,7 +77,7 @@ def test_roles_bootstrap_lists_and_dcs():
 
 def test_an_unknown_controller_listener_is_named():
     with pytest.raises(NodeError, match="kafka_controller_listener='CTRL' is not a key of kafka_listeners"):
-        node_records(GROUPS, HOSTVARS, "kafka_controllers", "kafka_brokers", LISTENERS, "CTRL")
+        node_records(GROUPS, HOSTVARS, LISTENERS, "CTRL")
 
 
 def test_scrape_targets_label_every_node_with_its_name_dc_and_roles():
@@ -123,4 +123,4 @@ def test_tls_targets_probe_each_node_once_on_a_tls_listener_without_client_certi
 def test_a_listener_without_a_port_is_named_with_the_host_that_binds_it(client):
     listeners = dict(LISTENERS, CLIENT=client)
     with pytest.raises(NodeError, match=r"^both: listener CLIENT has no port: set kafka_listeners\.CLIENT\.port"):
-        node_records(GROUPS, HOSTVARS, "kafka_controllers", "kafka_brokers", listeners, "CONTROLLER")
+        node_records(GROUPS, HOSTVARS, listeners, "CONTROLLER")

@@ -28,7 +28,7 @@ HOSTVARS = {
 
 
 def records(groups=GROUPS, listeners=None):
-    return node_records(groups, HOSTVARS, "kafka_controllers", "kafka_brokers", listeners or LISTENERS, "CONTROLLER")
+    return node_records(groups, HOSTVARS, listeners or LISTENERS, "CONTROLLER")
 
 
 CONTROLLERS = records()[:3]

@@ -122,6 +122,7 @@ def test_users_are_added_rotated_and_removed_only_when_asked():
     ("item", "message"),
     [
         ({"name": "a b", "password": "x" * 8}, "not a valid user name"),
+        ({"name": "etl\n", "password": "x" * 8}, "not a valid user name"),
         ({"name": "short", "password": "x"}, "at least 8 characters"),
         ({"name": "m", "password": "x" * 8, "mechanism": "PLAIN"}, "mechanism 'PLAIN' is not one of"),
         ({"name": "f", "password": "x" * 8, "role": "admin"}, "unknown field(s) ['role']"),

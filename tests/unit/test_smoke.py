@@ -14,7 +14,7 @@ from confluent_kafka import Producer
 from ansible_collections.stretch.kafka.plugins.filter.kafka_config import smoke_cluster_args
 from ansible_collections.stretch.kafka.plugins.filter.spark_config import smoke_spark_files, smoke_spark_problems
 from kafka_smoke import checks, locality, netcount, records, run, submit
-from kafka_smoke.run import dc_networks, parse_args, problems, reading_hosts, spark_clusters
+from kafka_smoke.run import dc_networks, judged_crossing, parse_args, problems, reading_hosts, spark_clusters
 
 METRICS = """# HELP kafka_server_brokertopicmetrics_bytesout_total Bytes out
 # TYPE kafka_server_brokertopicmetrics_bytesout_total counter
@@ -200,6 +200,33 @@ def test_routed_bytes_crossing_into_the_reads_dc_must_agree_with_the_brokers():
     local = read("dc1", {"dc1": 9990, "dc2": 10}, 0.999)
     local["crossed"] = dict(crossed)
     assert "disagree" in problems(local, args())[0]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "message"),
+    [
+        ({("dc1", "dc2"): (900, 9), ("dc2", "dc1"): (100, 2)}, {("dc1", "dc2"): (30, 2), ("dc2", "dc1"): (5100, 9)},
+         "the router's count of dc1->dc2 went from 900 to 30: its counter was reset between the two reads"),
+        ({("dc2", "dc1"): (100, 2)}, {("dc1", "dc2"): (30, 2), ("dc2", "dc1"): (5100, 9)},
+         "the router's count of dc1->dc2 was not read before the read"),
+        ({("dc1", "dc2"): (10, 1), ("dc2", "dc1"): (100, 2)}, {("dc2", "dc1"): (5100, 9)},
+         "the router's count of dc1->dc2 was not read after the read"),
+    ],
+    ids=["went back", "not read before", "not read after"],
+)  # fmt: skip
+def test_a_routed_count_that_went_back_or_was_not_read_is_refused_not_counted(before, after, message):
+    # A negative (or, as bytes, huge) count would pass or fail a read on a figure that means nothing.
+    with pytest.raises(locality.CounterReset, match=re.escape(message)):
+        locality.crossed(before, after, "dc1")
+
+
+def test_a_read_whose_routed_count_went_back_fails_unjudged():
+    local = read("dc1", {"dc1": 9990, "dc2": 10}, 0.999)
+    local["crossed"] = judged_crossing({("dc2", "dc1"): (900, 9)}, {("dc2", "dc1"): (30, 2)}, "dc1")
+    assert problems(local, args()) == [
+        "the router's count not judged: the router's count of dc2->dc1 went from 900 to 30: its counter was reset "
+        "between the two reads, so what crossed meanwhile is unknown"
+    ]
 
 
 def crossing(bytes_in):

@@ -47,6 +47,8 @@ class FakeTestbed:
         # Each node's kafka JVM (its pid, 0 when none) and each process's state; the signals a JVM ignores (a
         # process in the kernel's uninterruptible sleep, say).
         self.jvm, self.procs, self.ignores, self.next_pid = {}, {}, set(), 100
+        # The host's cut: None when healed, else the packets each of its rules dropped.
+        self.cut, self.matches_nothing, self.heal_fails = None, False, False
         for n in self.active:
             self._started(n)
 
@@ -175,7 +177,15 @@ class FakeTestbed:
         return ""
 
     def partition(self, *args):
+        """partition.sh: a cut's rules drop the DCs' packets (or none: self.matches_nothing), heal removes them
+        (or not: self.heal_fails silently); counters reads them."""
+        if args == ("counters",):
+            return "healed" if self.cut is None else "\n".join(str(n) for n in self.cut)
         self.calls.append(("host", "partition.sh " + " ".join(args)))
+        if args[0] == "heal":
+            self.cut = self.cut if self.heal_fails else None
+        else:
+            self.cut = [0 if self.matches_nothing else 17, 0]
         return "ok"
 
     def playbook(self, name, timeout=1800, **extra):
@@ -332,6 +342,29 @@ def test_network_faults_cut_on_the_host_and_heal(kind, target, cut):
     fault.undo(tb)
     fault.undo(tb)
     assert tb.commands("host") == [cut, "partition.sh heal", "partition.sh heal"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "target", "cut"),
+    [("cut", "dc1<>dc2", "cut dc1 dc2"), ("oneway", "dc2>dc1", "oneway dc2 dc1"),
+     ("tiebreaker-isolated", "dc3", "isolate dc3")],
+)  # fmt: skip
+def test_a_cut_whose_rules_drop_nothing_is_an_error(quick, kind, target, cut):
+    # nft takes a rule that matches no packet (a wrong subnet, traffic that does not pass the host) and
+    # partition.sh exits 0: the cut is taken as in place only once its rules are seen dropping the DCs' packets.
+    tb = FakeTestbed()
+    tb.matches_nothing = True
+    with pytest.raises(FaultError, match=re.escape(f"{target}: partition.sh {cut} dropped no packet 0.3 s later")):
+        faults.make(kind, target).inject(tb)
+
+
+def test_a_heal_that_leaves_the_cut_in_place_is_an_error(quick):
+    tb = FakeTestbed()
+    fault = faults.make("cut", "dc1<>dc2")
+    fault.inject(tb)
+    tb.heal_fails = True
+    with pytest.raises(FaultError, match=re.escape("partition.sh heal left the cut in place 0.3 s later")):
+        fault.undo(tb)
 
 
 def test_a_rolling_restart_is_the_playbook_for_one_dc_and_undo_starts_that_dcs_nodes():
@@ -567,3 +600,11 @@ def test_every_kind_has_a_default_target_and_an_unknown_kind_is_refused():
         assert faults.default_target(kind, TOPO)
     with pytest.raises(FaultError, match="unknown fault 'meteor'"):
         faults.make("meteor", "dc1")
+
+
+def test_the_final_heal_says_so_when_the_cut_stays_in_place(quick):
+    tb = FakeTestbed()
+    faults.make("cut", "dc1<>dc2").inject(tb)
+    tb.heal_fails = True
+    done = faults.heal(tb)
+    assert done["errors"] == ["firewall: partition.sh heal left the cut in place 0.3 s later"]

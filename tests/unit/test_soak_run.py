@@ -31,6 +31,7 @@ class StandIn:
     def __init__(self, fail=()):
         self.fail, self.done, self.lock = set(fail), [], threading.Lock()
         self.paused = set()
+        self.cut = False  # the host's cut in place
 
     def note(self, what):
         with self.lock:
@@ -53,7 +54,10 @@ class StandIn:
         return ""
 
     def partition(self, *args):
+        if args == ("counters",):  # a cut's rules, dropping the DCs' packets
+            return "12\n3" if self.cut else "healed"
         self.note(f"partition.sh {' '.join(args)}")
+        self.cut = args[0] != "heal"
         return ""
 
     def playbook(self, name, **extra):

@@ -207,7 +207,8 @@ def test_extra_settings_as_spark_submit_takes_them():
     assert problem.startswith("spark_stream_spark_conf sets spark.authenticate.secret")
     assert SECRET not in problem
     assert sec.override_problems(["spark.cores.max"], "kafka_smoke_spark_conf") == [
-        "kafka_smoke_spark_conf: 'spark.cores.max' is not KEY=VALUE"
+        "kafka_smoke_spark_conf[0] is not KEY=VALUE (a Spark setting's name, '=', its value); its text is not "
+        "shown, as it may hold a secret"
     ]
 
 
@@ -234,3 +235,42 @@ def test_each_dcs_cluster_has_one_secret_of_its_own():
     for problem in conflicts(list(split), split) + conflicts(list(shared), shared):
         assert SECRET not in problem
         assert OTHER not in problem
+
+
+# -- settings bound for a command line (spark-submit's --conf, and the unit that runs it) ----------
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("spark.ssl.keyStorePassword=hunter2", "spark_conf[1] (spark.ssl.keyStorePassword) holds a secret"),
+        ("spark.ssl.trustStorePassword=hunter2", "spark_conf[1] (spark.ssl.trustStorePassword) holds a secret"),
+        ("spark.hadoop.fs.s3a.access.key=hunter2", "spark_conf[1] (spark.hadoop.fs.s3a.access.key) holds a secret"),
+        (
+            "spark.driver.extraJavaOptions=-Djavax.net.ssl.keyStorePassword=hunter2",
+            "spark_conf[1] (spark.driver.extraJavaOptions) holds a secret",
+        ),
+        ("spark.ssl.keyStorePassword hunter2", "spark_conf[1] is not KEY=VALUE"),
+        ("spark.ssl.keyStorePassword:hunter2", "spark_conf[1] is not KEY=VALUE"),
+        ("=hunter2", "spark_conf[1] is not KEY=VALUE"),
+        ("spark.app.name=etl\nhunter2", "spark_conf[1] (spark.app.name) holds a line break"),
+    ],
+    ids=["keystore password", "truststore password", "access key", "password in a value", "a space for '='",
+         "a colon for '='", "no name", "a line break"],
+)  # fmt: skip
+def test_a_secret_or_a_malformed_setting_bound_for_a_command_line_is_refused_by_its_index_not_its_text(entry, message):
+    problems = sec.override_problems(["spark.cores.max=2", entry], "spark_conf")
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(message), problems
+    assert "hunter2" not in problems[0]
+
+
+def test_a_properties_file_may_hold_what_a_command_line_may_not():
+    # spark_properties go into a file of mode 0600: a keystore's password may be there.
+    assert sec.override_problems({"spark.ssl.keyStorePassword": "hunter2"}, "spark_properties") == []
+
+
+def test_settings_that_are_not_a_list_or_a_mapping_are_refused():
+    assert sec.override_problems("spark.cores.max=2", "spark_conf") == [
+        "spark_conf must be a list of KEY=VALUE settings"
+    ]

@@ -63,18 +63,31 @@ def test_a_sound_job_passes():
         ({"file": "", "module": "orders_etl.main"}, "job 'etl': its module orders_etl.main is missing: no wheel"),
         ({"module": "orders_etl.main"}, "job 'etl': give it a file (a Python file on the Ansible controller) or a "),
         ({"file": "", "module": "orders-etl"}, "job 'etl': its module 'orders-etl' is not a Python module name"),
+        ({"file": "", "module": "orders_etl.main\n"}, "job 'etl': its module 'orders_etl.main\\n' is not a Python"),
         ({"name": "ETL job"}, "job 'ETL job': its name must be lower-case letters, digits and dashes"),
+        ({"name": "etl\n"}, "job 'etl\\n': its name must be lower-case letters, digits and dashes"),
         ({"group": ""}, "job 'etl': it needs a group"),
         ({"topics": "orders"}, "job 'etl': its topics must be a list of topic names"),
         ({"state": "running"}, "job 'etl': its state 'running' is not started or stopped"),
         ({"session_timeout_ms": 1000}, "job 'etl': its session_timeout_ms (1000) must be longer than"),
         ({"spark_conf": ["spark.authenticate.secret=x" * 3]}, "job 'etl': its spark_conf sets spark.authenticate"),
+        (
+            {"spark_conf": ["spark.ssl.keyStorePassword=x"]},
+            "job 'etl': its spark_conf[0] (spark.ssl.keyStorePassword) holds a secret",
+        ),
+        ({"spark_conf": ["spark.ssl.keyStorePassword x"]}, "job 'etl': its spark_conf[0] is not KEY=VALUE"),
+        ({"group": "orders\nUser=root"}, "job 'etl': its group holds a line break or another control character"),
+        ({"topics": ["orders", "re funds"]}, "job 'etl': its topics[1] is not a topic name"),
+        ({"topics": ["orders\n"]}, "job 'etl': its topics[0] is not a topic name"),
+        ({"args": ["--ok", "a\nb"]}, "job 'etl': its args[1] holds a line break or another control character"),
         ({"user": "nobody"}, "job 'etl': its user 'nobody' is not declared in kafka_users"),
     ],
 )
 def test_a_job_that_could_not_run_is_refused_by_its_name(entry, message):
     found = judge(job(**entry), modules=set())
-    assert any(p.startswith(message) for p in found), found
+    matching = [p for p in found if p.startswith(message)]
+    assert matching, found
+    assert not any("User=root" in p or "re funds" in p for p in matching), "the refusal repeats the value"
 
 
 def test_an_unknown_key_is_refused_at_once():

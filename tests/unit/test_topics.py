@@ -145,6 +145,7 @@ def test_internal_topics_are_placed_as_they_are_when_asked():
     ("item", "message"),
     [
         ({"name": "a b", "partitions": 1}, "'a b' is not a valid topic name"),
+        ({"name": "orders\n", "partitions": 1}, "'orders\\n' is not a valid topic name"),
         ({"name": "t", "partitions": 0}, "topic 't': partitions must be a positive whole number, got 0"),
         ({"name": "t", "partitions": 1, "replicas": 4}, "topic 't': unknown field(s) ['replicas']"),
         ({"name": "t", "partitions": 1, "configs": ["x"]}, "topic 't': configs must be a mapping"),

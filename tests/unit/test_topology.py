@@ -247,8 +247,17 @@ def test_dc_names_that_differ_only_in_case_are_refused():
 
 @pytest.mark.parametrize(
     "dc",
-    ["dc1\nallow.everyone.if.no.acl.found=true", "zürich", " dc1", "dc 1", "dc1#", "dc1=x", "dc1\\"],
-    ids=["a line break", "beyond ASCII", "a leading space", "a space", "a comment mark", "a separator", "a backslash"],
+    ["dc1\nallow.everyone.if.no.acl.found=true", "dc1\n", "zürich", " dc1", "dc 1", "dc1#", "dc1=x", "dc1\\"],
+    ids=[
+        "a line break",
+        "a trailing line break",
+        "beyond ASCII",
+        "a leading space",
+        "a space",
+        "a comment mark",
+        "a separator",
+        "a backslash",
+    ],
 )
 def test_a_dc_name_outside_the_safe_set_is_refused_naming_the_host_and_the_value(dc):
     nodes = cluster()
@@ -264,7 +273,9 @@ def test_dc_names_of_the_safe_set_pass():
     assert validate(cluster(dcs=("fra-1", "ams_2", "eu.west.3"))) == []
 
 
-@pytest.mark.parametrize("host", ["b1.dc1\nsuper.users=User:x", "b1 dc1", "brøker", "b1:9092", "[2001:db8::1"])
+@pytest.mark.parametrize(
+    "host", ["b1.dc1\nsuper.users=User:x", "b1.dc1\n", "[2001:db8::1]\n", "b1 dc1", "brøker", "b1:9092", "[2001:db8::1"]
+)
 def test_an_advertised_address_outside_the_safe_set_is_refused(host):
     nodes = with_endpoints(cluster())
     nodes[-1]["listeners"] = {"CLIENT": listener_record("CLIENT", host, {"port": 9092, "protocol": "SASL_SSL"})}
@@ -286,6 +297,10 @@ def test_a_bind_host_outside_the_safe_set_is_refused():
         validate(cluster(), listeners=listeners)
     )
     assert validate(cluster(), listeners={"A": {"port": 9092, "protocol": "SSL", "bind_host": "[::]"}}) == []
+    listeners = {"A": {"port": 9092, "protocol": "SSL", "bind_host": "0.0.0.0\n"}}
+    assert "kafka_listeners.A.bind_host='0.0.0.0\\n' is not a host name" in " ".join(
+        validate(cluster(), listeners=listeners)
+    )
 
 
 def test_a_host_in_two_dc_groups_is_ambiguous():
@@ -315,6 +330,7 @@ def test_a_host_in_another_dcs_group_is_ambiguous():
         ({"A": {"port": 70000, "protocol": "PLAINTEXT"}}, "kafka_listeners.A.port=70000 is not a port from 1 to 65535"),
         ({"A": {"port": 9092, "protocol": "TLS"}}, "kafka_listeners.A.protocol='TLS' is not one of PLAINTEXT, SSL"),
         ({"A-B": {"port": 9092, "protocol": "SSL"}}, "kafka_listeners.A-B: a listener name is letters, digits and '_'"),
+        ({"A\n": {"port": 9092, "protocol": "SSL"}}, "kafka_listeners.A\n: a listener name is letters, digits and '_'"),
     ],
 )  # fmt: skip
 def test_listeners_kafka_refuses_at_start_are_refused(listeners, message):
@@ -414,3 +430,37 @@ def test_the_inventory_and_the_declarations_judge_their_min_insync_replicas():
         "kafka_min_insync_replicas_one_opt_in: true to accept that"
     ]
     assert check_declarations(cluster(), topic, 4, [], None, min_insync_opt_in=True) == []
+
+
+# -- a topic's min.insync.replicas must be below its replication factor ----------
+
+BLOCKS = "below its replication factor 4: "
+
+
+@pytest.mark.parametrize(
+    ("isr", "why"),
+    [
+        (4, "at 4, losing a single replica blocks every acks=all write"),
+        (5, "at 5, no acks=all write is ever accepted"),
+    ],
+)
+def test_a_topics_own_min_insync_replicas_at_or_above_its_replication_factor_is_refused_naming_it(isr, why):
+    topic = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": isr}}]
+    assert check_declarations(cluster(), topic, 4, [], None, cluster_min_insync_replicas=2) == [
+        f"kafka_topics: topic 'orders': min.insync.replicas={isr} must be {BLOCKS}{why}"
+    ]
+
+
+def test_a_topic_inheriting_a_min_insync_replicas_at_its_replication_factor_is_refused_naming_where_it_comes_from():
+    # Six brokers, RF 6 by default and a cluster-wide 5; one topic at RF 4 inherits 5.
+    topic = [{"name": "orders", "partitions": 4, "replication_factor": 4}, {"name": "wide", "partitions": 4}]
+    found = check_declarations(cluster((3, 3)), topic, 6, [], None, cluster_min_insync_replicas=5)
+    assert found == [
+        "kafka_topics: topic 'orders': min.insync.replicas=5 (the cluster's, kafka_admin_min_isr_target, which it "
+        f"inherits) must be {BLOCKS}at 5, no acks=all write is ever accepted"
+    ]
+
+
+def test_a_topic_below_its_replication_factor_passes():
+    topic = [{"name": "orders", "partitions": 4, "configs": {"min.insync.replicas": 3}}, {"name": "b", "partitions": 1}]
+    assert check_declarations(cluster(), topic, 4, [], None, cluster_min_insync_replicas=2) == []

@@ -85,3 +85,14 @@ def test_every_inventory_the_project_ships_sets_only_declared_variables():
             else:
                 names.update(data)
         assert problems(sorted(names)) == [], inventory
+
+
+@pytest.mark.parametrize(
+    "name", ["kafka_controllers_group", "kafka_brokers_group", "spark_masters_group", "spark_workers_group",
+             "spark_stream_masters_group"],
+)  # fmt: skip
+def test_a_variable_that_would_rename_a_group_is_refused_naming_the_fixed_groups(name):
+    (refusal,) = problems([name])
+    assert refusal.startswith(f"{name} (set for dc1-broker1) was removed in stretch.kafka 2.0.0: use the inventory ")
+    assert "kafka_controllers, kafka_brokers, spark_masters and spark_workers" in refusal
+    assert "a group of your own joins as one of their children" in refusal

@@ -12,18 +12,30 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.parser import text_string_to_metric_families
 
 from stretch_exporter.cluster import ReadError
-from stretch_exporter.samples import address_dc, exposition, group_samples, replica_samples
+from stretch_exporter.samples import address_dc, group_samples, replica_samples
 from stretch_exporter.service import Exporter, main, serve
 from stretch_exporter.settings import SettingsError, librdkafka_config, load_settings
 from testkit.alert_rules import promtool
 
 NETWORKS = {"dc1": [ipaddress.ip_network("10.1.0.0/24")], "dc2": [ipaddress.ip_network("10.2.0.0/24")]}
+SETTINGS = {"dc_networks": NETWORKS, "interval_seconds": 1, "stale_seconds": 60}
 
 
 def samples_of(samples, metric):
     return {tuple(sorted(labels.items())): value for name, labels, value in samples if name == metric}
+
+
+def served(text):
+    """{metric: {(sorted label pairs): value}} of an exposition, as Prometheus's own client library parses it."""
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            found.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
+    return found
 
 
 def test_the_settings_are_read_and_bad_ones_named():
@@ -76,7 +88,7 @@ def test_each_partition_s_lag_goes_to_its_owner_s_dc_and_every_broker_dc_has_a_t
     members = [("/10.1.0.20", [("load", 0), ("load", 1)]), ("/10.9.9.9", [("load", 3)])]
     committed = {("load", 0): 90, ("load", 1): 200, ("load", 2): 10, ("load", 3): 5, ("load", 4): -1001}
     ends = {("load", 0): 100, ("load", 1): 150, ("load", 2): 40, ("load", 3): 5, ("load", 4): 7}
-    samples = group_samples("g", members, committed, ends, NETWORKS, ["dc1", "dc2"])
+    samples = group_samples("g", members, committed, ends, {}, NETWORKS, ["dc1", "dc2"])
     lag = samples_of(samples, "stretch_consumer_group_partition_lag")
     assert lag == {
         (("dc", "dc1"), ("group", "g"), ("partition", "0"), ("topic", "load")): 10,
@@ -89,6 +101,25 @@ def test_each_partition_s_lag_goes_to_its_owner_s_dc_and_every_broker_dc_has_a_t
     assert totals == {"dc1": 10, "dc2": 0, "unassigned": 30, "unknown": 0}
     members_by_dc = {dict(k)["dc"]: v for k, v in samples_of(samples, "stretch_consumer_group_members").items()}
     assert members_by_dc == {"dc1": 1, "dc2": 0, "unknown": 1}
+    # Partition load-4 has no commit, and no member owns it: nothing tells where the group stands on it.
+    uncommitted = samples_of(samples, "stretch_consumer_group_uncommitted_partitions")
+    assert {dict(k)["dc"]: v for k, v in uncommitted.items()} == {"dc1": 0, "dc2": 0}
+
+
+def test_a_partition_its_owner_never_committed_lags_from_the_log_start_and_is_counted():
+    # A job stuck before its first commit: its member owns load-0 and load-1 and committed neither (librdkafka
+    # reads a missing commit as -1001), while 5000 records wait in load-0 and 70 in load-1 past the retention's cut.
+    members = [("/10.2.0.20", [("load", 0), ("load", 1), ("load", 2)])]
+    committed = {("load", 1): -1001, ("load", 2): 40}
+    ends = {("load", 0): 5000, ("load", 1): 100, ("load", 2): 50}
+    starts = {("load", 0): 0, ("load", 1): 30}
+    samples = group_samples("stuck", members, committed, ends, starts, NETWORKS, ["dc1", "dc2"])
+    lag = {dict(k)["partition"]: v for k, v in samples_of(samples, "stretch_consumer_group_partition_lag").items()}
+    assert lag == {"0": 5000, "1": 70, "2": 10}
+    totals = {dict(k)["dc"]: v for k, v in samples_of(samples, "stretch_consumer_group_lag").items()}
+    assert totals == {"dc1": 0, "dc2": 5080}
+    uncommitted = samples_of(samples, "stretch_consumer_group_uncommitted_partitions")
+    assert {dict(k)["dc"]: v for k, v in uncommitted.items()} == {"dc1": 0, "dc2": 2}
 
 
 def test_partitions_under_min_isr_are_counted_by_leader_dc_with_and_without_eligible_leaders():
@@ -116,18 +147,51 @@ def test_partitions_under_min_isr_are_counted_by_leader_dc_with_and_without_elig
     assert held == {"dc1": 0, "dc2": 1}
 
 
+class OneGroup:
+    """A cluster of one group, the lag and the clock of the caller's choosing."""
+
+    def __init__(self, group="g", lag=5):
+        self.group, self.lag = group, lag
+
+    def broker_dcs(self):
+        return {101: "dc1", 201: "dc2"}
+
+    def groups(self):
+        return {self.group: {"members": [("/10.1.0.20", [("load", 0)])], "committed": {("load", 0): 1}}}
+
+    def end_offsets(self, partitions):
+        return dict.fromkeys(partitions, 1 + self.lag)
+
+    def start_offsets(self, partitions):
+        return dict.fromkeys(partitions, 0)
+
+    def partitions(self):
+        return [{"topic": "load", "partition": 0, "leader": 101, "isr": [101, 201], "elr": []}], {"load": 2}
+
+
 def test_the_exposition_is_what_prometheus_parses():
-    samples = group_samples("g\"x", [("/10.1.0.20", [("load", 0)])], {("load", 0): 1}, {("load", 0): 5},
-                               NETWORKS, ["dc1", "dc2"])  # fmt: skip
-    text = exposition(samples)
-    assert 'group="g\\"x"' in text
+    exp = Exporter(SETTINGS, OneGroup('g"x\\y\nz'))
+    exp.read_once()
+    text = exp.metrics()
+    assert 'group="g\\"x\\\\y\\nz"' in text
     proc = subprocess.run([promtool(), "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_numbers_are_served_exactly_whatever_their_size():
+    # %g kept 6 significant digits: a lag of 1,234,567 came out as 1.23457e+06, a timestamp 4,300 s off.
+    exp = Exporter(SETTINGS, OneGroup(lag=1234567), clock=lambda: 1700000123.456)
+    exp.read_once()
+    found = served(exp.metrics())
+    (lag,) = found["stretch_consumer_group_partition_lag"].values()
+    assert lag == 1234567
+    assert set(found["stretch_exporter_last_read_timestamp_seconds"].values()) == {1700000123.456}
 
 
 class StubCluster:
     def __init__(self, fail=()):
         self.fail = set(fail)
+        self.asked = {}
 
     def broker_dcs(self):
         return {101: "dc1", 201: "dc2"}
@@ -138,7 +202,12 @@ class StubCluster:
         return {"g": {"members": [("/10.2.0.20", [("load", 0)])], "committed": {("load", 0): 3}}}
 
     def end_offsets(self, partitions):
+        self.asked["end"] = set(partitions)
         return dict.fromkeys(partitions, 8)
+
+    def start_offsets(self, partitions):
+        self.asked["start"] = set(partitions)
+        return dict.fromkeys(partitions, 2)
 
     def partitions(self):
         if "partitions" in self.fail:
@@ -147,8 +216,7 @@ class StubCluster:
 
 
 def test_a_failed_read_is_served_as_failed_and_its_figures_left_out():
-    exp = Exporter({"dc_networks": NETWORKS, "interval_seconds": 1}, StubCluster(fail=["partitions"]),
-                      clock=lambda: 1000.0)  # fmt: skip
+    exp = Exporter(SETTINGS, StubCluster(fail=["partitions"]), clock=lambda: 1000.0)
     exp.read_once()
     text = exp.metrics()
     assert 'stretch_consumer_group_lag{dc="dc2",group="g"} 5' in text
@@ -163,13 +231,67 @@ def test_a_failed_read_is_served_as_failed_and_its_figures_left_out():
     assert 'stretch_partitions_under_min_isr{dc="dc1",topic="load"} 0' in exp.metrics()
 
 
+class Uncommitted(StubCluster):
+    def groups(self):
+        return {"g": {"members": [("/10.2.0.20", [("load", 0), ("load", 1)])], "committed": {("load", 1): 3}}}
+
+
+def test_the_log_start_is_read_only_for_the_owned_partitions_without_a_commit():
+    cluster = Uncommitted()
+    exp = Exporter(SETTINGS, cluster)
+    exp.read_once()
+    assert cluster.asked == {"end": {("load", 0), ("load", 1)}, "start": {("load", 0)}}
+    found = served(exp.metrics())
+    assert found["stretch_consumer_group_uncommitted_partitions"][(("dc", "dc2"), ("group", "g"))] == 1
+    assert found["stretch_consumer_group_lag"][(("dc", "dc2"), ("group", "g"))] == (8 - 2) + (8 - 3)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_reader_that_hangs_serves_no_old_figures_and_says_it_is_stale():
+    # The reader thread stopped returning (a read stuck in a call that never times out): the scrape still answers,
+    # but a part whose last read ended more than stale_seconds ago is stale, served as a failed read, figures left
+    # out.
+    clock = Clock()
+    exp = Exporter({"dc_networks": NETWORKS, "interval_seconds": 10, "stale_seconds": 60}, StubCluster(),
+                   monotonic=clock)  # fmt: skip
+    exp.read_once()
+    clock.now = 59.0
+    fresh = served(exp.metrics())
+    assert fresh["stretch_exporter_read_success"] == {(("part", "groups"),): 1, (("part", "partitions"),): 1}
+    assert fresh["stretch_exporter_stale"] == {(("part", "groups"),): 0, (("part", "partitions"),): 0}
+    clock.now = 61.0
+    stale = served(exp.metrics())
+    assert stale["stretch_exporter_read_success"] == {(("part", "groups"),): 0, (("part", "partitions"),): 0}
+    assert stale["stretch_exporter_stale"] == {(("part", "groups"),): 1, (("part", "partitions"),): 1}
+    assert "stretch_consumer_group_lag" not in stale
+    assert "stretch_partitions_under_min_isr" not in stale
+    # The reader comes back: fresh figures again.
+    exp.read_once()
+    assert served(exp.metrics())["stretch_exporter_stale"][(("part", "groups"),)] == 0
+
+
+def test_the_stale_bound_defaults_to_three_intervals_and_three_timeouts():
+    settings = load_settings(json.dumps({"bootstrap_servers": "b:9091", "interval_seconds": 10, "timeout_seconds": 5}))
+    assert settings["stale_seconds"] == 45.0
+    assert load_settings(json.dumps({"bootstrap_servers": "b:1", "stale_seconds": 30}))["stale_seconds"] == 30.0
+    with pytest.raises(SettingsError, match="stale_seconds must be a positive number"):
+        load_settings('{"bootstrap_servers": "b:1", "stale_seconds": -1}')
+
+
 def test_before_the_first_read_nothing_passes_for_a_success():
-    exp = Exporter({"dc_networks": {}, "interval_seconds": 1}, StubCluster())
+    exp = Exporter({"dc_networks": {}, "interval_seconds": 1, "stale_seconds": 60}, StubCluster())
     assert 'stretch_exporter_read_success{part="groups"} 0' in exp.metrics()
 
 
 def test_metrics_are_served_over_http_on_loopback():
-    exp = Exporter({"dc_networks": NETWORKS, "interval_seconds": 1}, StubCluster())
+    exp = Exporter(SETTINGS, StubCluster())
     exp.read_once()
     server = serve(exp, "127.0.0.1:0")
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -177,7 +299,9 @@ def test_metrics_are_served_over_http_on_loopback():
     try:
         port = server.server_address[1]
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
-            assert 'stretch_consumer_group_members{dc="dc2",group="g"} 1' in reply.read().decode()
+            assert reply.headers["Content-Type"] == CONTENT_TYPE_PLAIN_0_0_4  # prometheus_client's, negotiated
+            found = served(reply.read().decode())
+            assert found["stretch_consumer_group_members"][(("dc", "dc2"), ("group", "g"))] == 1
         with pytest.raises(urllib.error.HTTPError):
             urllib.request.urlopen(f"http://127.0.0.1:{port}/other", timeout=10)
     finally:

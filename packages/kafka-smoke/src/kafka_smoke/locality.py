@@ -39,25 +39,35 @@ class CounterReset(SmokeError):
     """A broker's counter that cannot be compared across the read (a restart reset it, or it was not read)."""
 
 
+def grown(before, after, name, reset):
+    """{key: how much its counter grew} from before to after ({key: counter}); CounterReset naming the counter
+    (name(key)) when one went back (reset says why that can be) or was not read both times: what it counted in
+    between is unknown, and counting it as 0, less or, as an unsigned count, huge would pass or fail a read on a
+    figure that means nothing."""
+    for key in sorted(set(before) | set(after)):
+        if key not in before:
+            raise CounterReset(f"{name(key)} was not read before the read")
+        if key not in after:
+            raise CounterReset(f"{name(key)} was not read after the read")
+        if after[key] < before[key]:
+            raise CounterReset(f"{name(key)} went from {before[key]:.0f} to {after[key]:.0f}: {reset}")
+    return {k: after[k] - before[k] for k in after}
+
+
 def served_between(before, after, what="BytesOut counter"):
     """{broker id: bytes} each broker's counter grew by from before to after ({broker id: counter}).
 
     A counter that went back (its broker restarted between the two reads:
     the count began again at 0) or that was not read both times fails
-    closed, naming the broker: what it served in between is unknown, and
-    counting it as 0 or less would make a read look more local than it was.
+    closed, naming the broker: counting it as 0 or less would make a read
+    look more local than it was.
     """
-    for broker in sorted(set(before) | set(after)):
-        if broker not in before:
-            raise CounterReset(f"broker {broker}'s {what} was not read before the read")
-        if broker not in after:
-            raise CounterReset(f"broker {broker}'s {what} was not read after the read")
-        if after[broker] < before[broker]:
-            raise CounterReset(
-                f"broker {broker}'s {what} went from {before[broker]:.0f} to {after[broker]:.0f}: it restarted "
-                "between the two reads, so what it served meanwhile is unknown"
-            )
-    return {b: after[b] - before[b] for b in after}
+    return grown(
+        before,
+        after,
+        lambda broker: f"broker {broker}'s {what}",
+        "it restarted between the two reads, so what it served meanwhile is unknown",
+    )
 
 
 def locality(before, after, racks, dc):
@@ -79,8 +89,15 @@ def locality(before, after, racks, dc):
 
 def crossed(before, after, dc):
     """The bytes the router counted between two reads ({(from, to): (bytes, packets)}), per DC pair, and
-    how many of them crossed into dc, where the read ran."""
-    by_pair = {pair: int(after[pair][0] - before[pair][0]) for pair in sorted(after)}
+    how many of them crossed into dc, where the read ran. A pair's count that went back (its nft table made again,
+    or flushed) or was not read both times fails closed (CounterReset), naming the pair."""
+    by_pair = grown(
+        {pair: count[0] for pair, count in before.items()},
+        {pair: count[0] for pair, count in after.items()},
+        lambda pair: f"the router's count of {pair[0]}->{pair[1]}",
+        "its counter was reset between the two reads, so what crossed meanwhile is unknown",
+    )
+    by_pair = {pair: int(n) for pair, n in sorted(by_pair.items())}
     return {
         "dc": dc,
         "bytes_by_pair": {f"{a}->{b}": n for (a, b), n in by_pair.items()},

@@ -318,7 +318,7 @@ def run(args):
             if counters:
                 read["network"] = locality.locality(net_before, counters.read(), racks, dc)
             if routed:
-                read["crossed"] = locality.crossed(routed_before, routed.read(), dc or args.dc[0])
+                read["crossed"] = judged_crossing(routed_before, routed.read(), dc or args.dc[0])
             read["validation"] = records.validation(expected, seen["observed"])
             read["records"], read["value_bytes"] = seen["records"], seen["value_bytes"]
             seconds = max(seen["read_seconds"], 1e-6)
@@ -341,6 +341,15 @@ def judged_locality(before, after, racks, dc):
     except locality.CounterReset as exc:
         return {"bytes_by_broker": {}, "bytes_by_dc": {}, "bytes_total": 0, "locality_ratio": None,
                 "unjudged": str(exc)}  # fmt: skip
+
+
+def judged_crossing(before, after, dc):
+    """locality.crossed of the read, or, when a DC pair's count cannot be compared (the router's counter was reset
+    between the two reads), no figures and why ("unjudged"): the read fails, it is never judged on a guess."""
+    try:
+        return locality.crossed(before, after, dc)
+    except locality.CounterReset as exc:
+        return {"dc": dc, "unjudged": str(exc)}
 
 
 def problems(read, args):
@@ -367,7 +376,9 @@ def problems(read, args):
             )
     elif read["locality_ratio"] < args.threshold:
         out.append(f"locality {read['locality_ratio']:.4f} is below the threshold {args.threshold}")
-    if "crossed" in read and read["bytes_total"]:
+    if read.get("crossed", {}).get("unjudged"):
+        out.append(f"the router's count not judged: {read['crossed']['unjudged']}")
+    elif "crossed" in read and read["bytes_total"]:
         crossed = read["crossed"]
         # What the brokers of the other DCs served this read, against what the router saw cross into its DC.
         foreign = read["bytes_total"] - read["bytes_by_dc"].get(crossed["dc"], 0)

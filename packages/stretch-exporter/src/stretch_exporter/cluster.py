@@ -86,15 +86,25 @@ class Cluster:
         return out
 
     def end_offsets(self, partitions):
+        """{(topic, partition): its end offset}."""
+        return self._offsets(partitions, "LATEST", "end offset")
+
+    def start_offsets(self, partitions):
+        """{(topic, partition): its log start offset} (the earliest record retention kept)."""
+        return self._offsets(partitions, "EARLIEST", "log start offset")
+
+    def _offsets(self, partitions, spec, what):
         from kafka import TopicPartition  # noqa: PLC0415
         from kafka.admin import OffsetSpec  # noqa: PLC0415
 
         if not partitions:
             return {}
-        found = self.python().list_partition_offsets({TopicPartition(t, p): OffsetSpec.LATEST for t, p in partitions})
+        found = self.python().list_partition_offsets(
+            {TopicPartition(t, p): getattr(OffsetSpec, spec) for t, p in partitions}
+        )
         missing = sorted(set(partitions) - {(tp.topic, tp.partition) for tp in found})
         if missing:
-            raise ReadError(f"no end offset read for {', '.join(f'{t}-{p}' for t, p in missing)}")
+            raise ReadError(f"no {what} read for {', '.join(f'{t}-{p}' for t, p in missing)}")
         return {(tp.topic, tp.partition): answer.offset for tp, answer in found.items()}
 
     def partitions(self):

@@ -1,26 +1,34 @@
 """What the exporter serves, from what it read: plain data in, samples [(metric, {label: value}, number)] out, and
-Prometheus's text format of them."""
+the metric families prometheus_client serves of them (its text format: each number exact, each label escaped)."""
 
 from __future__ import annotations
 
 import ipaddress
 
+from prometheus_client.core import GaugeMetricFamily
+
 UNASSIGNED, UNKNOWN, OFFLINE = "unassigned", "unknown", "offline"
 
-HELP = {
-    "stretch_consumer_group_partition_lag": ("gauge", "Records the group has not committed yet, per partition, "
-                                             "by the DC of the member that owns it"),
-    "stretch_consumer_group_lag": ("gauge", "The group's lag summed over the partitions each DC's members own"),
-    "stretch_consumer_group_members": ("gauge", "The group's members, by the DC of their address"),
-    "stretch_partitions_under_min_isr": ("gauge", "Partitions with fewer in-sync replicas than min.insync.replicas, "
-                                         "by topic and leader's DC"),
-    "stretch_partitions_under_min_isr_without_elr": ("gauge", "Partitions under min ISR with no eligible leader "
-                                                     "replica, by topic and leader's DC"),
-    "stretch_eligible_leader_replicas": ("gauge", "Eligible leader replicas (KIP-966) the DC's brokers hold"),
-    "stretch_exporter_read_success": ("gauge", "1 when the last read of the part succeeded"),
-    "stretch_exporter_last_read_timestamp_seconds": ("gauge", "When the part was last read, successfully or not"),
-    "stretch_exporter_read_duration_seconds": ("gauge", "How long the last read of the part took"),
-}  # fmt: skip
+# Every metric the exporter serves, each a gauge, with its help; the alert rules and the dashboard may read only
+# these (testkit/alert_rules.py).
+METRICS = {
+    "stretch_consumer_group_partition_lag": "Records the group has still to read, per partition (from its commit, or "
+    "from the log start for an owned partition it never committed), by the DC of the member that owns it",
+    "stretch_consumer_group_lag": "The group's lag summed over the partitions each DC's members own",
+    "stretch_consumer_group_members": "The group's members, by the DC of their address",
+    "stretch_consumer_group_uncommitted_partitions": "Partitions a member owns that the group never committed "
+    "(their lag counts from the log start), by the member's DC",
+    "stretch_partitions_under_min_isr": "Partitions with fewer in-sync replicas than min.insync.replicas, by topic "
+    "and leader's DC",
+    "stretch_partitions_under_min_isr_without_elr": "Partitions under min ISR with no eligible leader replica, by "
+    "topic and leader's DC",
+    "stretch_eligible_leader_replicas": "Eligible leader replicas (KIP-966) the DC's brokers hold",
+    "stretch_exporter_read_success": "1 when the last read of the part succeeded and is not stale",
+    "stretch_exporter_stale": "1 when the part's last read ended more than stale_seconds ago (its reader hangs): "
+    "its figures are left out",
+    "stretch_exporter_last_read_timestamp_seconds": "When the part was last read, successfully or not",
+    "stretch_exporter_read_duration_seconds": "How long the last read of the part took",
+}
 
 
 def address_dc(host, networks):
@@ -37,14 +45,20 @@ def address_dc(host, networks):
     return UNKNOWN
 
 
-def group_samples(group, members, committed, ends, networks, broker_dcs):
+def group_samples(group, members, committed, ends, starts, networks, broker_dcs):
     """The samples [(metric, labels, value)] of one group.
 
     members: [(host, [(topic, partition)])] (its members' addresses and
     assignments); committed: {(topic, partition): offset} (the group's
-    commits; a partition without one is left out); ends: {(topic,
-    partition): end offset}. The lag of a partition is never below 0 (a commit
-    read after the end offset is not negative lag).
+    commits; librdkafka gives a partition without one as a negative offset);
+    ends: {(topic, partition): end offset}; starts: {(topic, partition): log
+    start offset} of the owned partitions without a commit. A partition with
+    a commit lags from it; one a member owns and the group never committed
+    lags from the log start (a job stuck before its first commit has the
+    whole backlog ahead of it) and is counted as uncommitted; one without a
+    commit and without an owner is left out (nothing says where the group
+    stands on it). The lag is never below 0 (a commit read after the end
+    offset is not negative lag).
     """
     owner, per_dc = {}, dict.fromkeys(broker_dcs, 0)
     for host, assigned in members:
@@ -53,9 +67,13 @@ def group_samples(group, members, committed, ends, networks, broker_dcs):
         for tp in assigned:
             owner[tp] = dc
     samples = [("stretch_consumer_group_members", {"group": group, "dc": dc}, n) for dc, n in sorted(per_dc.items())]
-    totals = dict.fromkeys(broker_dcs, 0)
-    for (topic, partition), offset in sorted(committed.items()):
-        if (topic, partition) not in ends or offset is None or offset < 0:
+    totals, uncommitted = dict.fromkeys(broker_dcs, 0), dict.fromkeys(broker_dcs, 0)
+    positions = {tp: offset for tp, offset in committed.items() if _committed(offset)}
+    for tp in sorted(uncommitted_owned(members, committed) & set(starts)):
+        positions[tp] = starts[tp]
+        uncommitted[owner[tp]] = uncommitted.get(owner[tp], 0) + 1
+    for (topic, partition), offset in sorted(positions.items()):
+        if (topic, partition) not in ends:
             continue
         lag = max(0, ends[(topic, partition)] - offset)
         dc = owner.get((topic, partition), UNASSIGNED)
@@ -63,7 +81,20 @@ def group_samples(group, members, committed, ends, networks, broker_dcs):
         labels = {"group": group, "topic": topic, "partition": str(partition), "dc": dc}
         samples.append(("stretch_consumer_group_partition_lag", labels, lag))
     samples += [("stretch_consumer_group_lag", {"group": group, "dc": dc}, n) for dc, n in sorted(totals.items())]
+    samples += [
+        ("stretch_consumer_group_uncommitted_partitions", {"group": group, "dc": dc}, n)
+        for dc, n in sorted(uncommitted.items())
+    ]
     return samples
+
+
+def _committed(offset):
+    return offset is not None and offset >= 0
+
+
+def uncommitted_owned(members, committed):
+    """The partitions the members own that the group has no commit for: their lag counts from the log start."""
+    return {tp for _host, assigned in members for tp in assigned if not _committed(committed.get(tp))}
 
 
 def replica_samples(partitions, min_isr, broker_dc, broker_dcs):
@@ -97,21 +128,12 @@ def replica_samples(partitions, min_isr, broker_dc, broker_dcs):
     return samples
 
 
-def _escape(value):
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def exposition(samples):
-    """Prometheus's text format of [(metric, labels, value)], each metric's samples together under its HELP and
-    TYPE."""
-    by_metric = {}
+def families(samples):
+    """prometheus_client's metric families of [(metric, labels, value)], each metric's samples together, in the
+    order they come, under its help (METRICS)."""
+    out = {}
     for name, labels, value in samples:
-        by_metric.setdefault(name, []).append((labels, value))
-    lines = []
-    for name, rows in by_metric.items():
-        kind, text = HELP[name]
-        lines += [f"# HELP {name} {text}", f"# TYPE {name} {kind}"]
-        for labels, value in rows:
-            inner = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()))
-            lines.append(f"{name}{{{inner}}} {float(value):g}" if inner else f"{name} {float(value):g}")
-    return "\n".join(lines) + "\n"
+        if name not in out:
+            out[name] = GaugeMetricFamily(name, METRICS[name], labels=sorted(labels))
+        out[name].add_metric([str(labels[k]) for k in sorted(labels)], value)
+    return list(out.values())

@@ -11,33 +11,49 @@ import argparse
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.exposition import MetricsHandler
 
 from .cluster import Cluster
-from .samples import exposition, group_samples, replica_samples
+from .samples import families, group_samples, replica_samples, uncommitted_owned
 from .settings import SettingsError, load_settings
 
 PARTS = ("groups", "partitions")
 
 
 class Exporter:
-    """Reads the cluster every interval and keeps the samples of each part's last read."""
+    """Reads the cluster every interval and keeps the samples of each part's last read; serves them through
+    prometheus_client (its registry holds the exporter as a collector, asked at each scrape).
+
+    A part whose last read ended more than stale_seconds ago is stale: its
+    reader hangs (a call that never returns), and its figures, however good
+    they were, are left out and its read_success is 0."""
 
     def __init__(self, settings, cluster, clock=time.time, monotonic=time.monotonic):
         self.settings, self.cluster, self.clock, self.monotonic = settings, cluster, clock, monotonic
-        self.parts = {part: {"samples": [], "ok": False, "at": 0.0, "took": 0.0} for part in PARTS}
+        started = monotonic()
+        self.parts = {part: {"samples": [], "ok": False, "at": 0.0, "took": 0.0, "ended": started} for part in PARTS}
         self.lock = threading.Lock()
         self.errors = {}
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(self)
 
     def _read(self, part):
         brokers = self.cluster.broker_dcs()
         broker_dcs = sorted(set(brokers.values()))
         if part == "groups":
             groups = self.cluster.groups()
-            ends = self.cluster.end_offsets({tp for g in groups.values() for tp in g["committed"]})
+            uncommitted = {name: uncommitted_owned(g["members"], g["committed"]) for name, g in groups.items()}
+            owned = {tp for g in groups.values() for _host, assigned in g["members"] for tp in assigned}
+            ends = self.cluster.end_offsets({tp for g in groups.values() for tp in g["committed"]} | owned)
+            wanted = set().union(*uncommitted.values())
+            starts = self.cluster.start_offsets(wanted) if wanted else {}
             samples = []
             for name, group in sorted(groups.items()):
-                samples += group_samples(name, group["members"], group["committed"], ends,
+                samples += group_samples(name, group["members"], group["committed"], ends, starts,
                                          self.settings["dc_networks"], broker_dcs)  # fmt: skip
             return samples
         partitions, min_isr = self.cluster.partitions()
@@ -53,19 +69,37 @@ class Exporter:
                 samples, ok = [], False
                 self.errors[part] = str(exc)
                 print(f"stretch_exporter: reading the {part} failed: {exc}", file=sys.stderr, flush=True)
+            ended = self.monotonic()
             with self.lock:
-                self.parts[part] = {"samples": samples, "ok": ok, "at": self.clock(),
-                                    "took": self.monotonic() - started}  # fmt: skip
+                self.parts[part] = {"samples": samples, "ok": ok, "at": self.clock(), "took": ended - started,
+                                    "ended": ended}  # fmt: skip
 
-    def metrics(self):
+    def samples(self):
+        """What a scrape serves now: each part's last read unless it failed or is stale, and how each read went."""
         with self.lock:
             parts = dict(self.parts)
-        samples = [s for part in PARTS for s in parts[part]["samples"]]
+        now = self.monotonic()
+        samples, status = [], []
         for part in PARTS:
-            samples.append(("stretch_exporter_read_success", {"part": part}, 1 if parts[part]["ok"] else 0))
-            samples.append(("stretch_exporter_last_read_timestamp_seconds", {"part": part}, parts[part]["at"]))
-            samples.append(("stretch_exporter_read_duration_seconds", {"part": part}, parts[part]["took"]))
-        return exposition(samples)
+            stale = now - parts[part]["ended"] > self.settings["stale_seconds"]
+            ok = parts[part]["ok"] and not stale
+            if ok:
+                samples += parts[part]["samples"]
+            status += [
+                ("stretch_exporter_read_success", {"part": part}, 1 if ok else 0),
+                ("stretch_exporter_stale", {"part": part}, 1 if stale else 0),
+                ("stretch_exporter_last_read_timestamp_seconds", {"part": part}, parts[part]["at"]),
+                ("stretch_exporter_read_duration_seconds", {"part": part}, parts[part]["took"]),
+            ]
+        return samples + status
+
+    def collect(self):
+        """prometheus_client's collector interface: the metric families of a scrape."""
+        return families(self.samples())
+
+    def metrics(self):
+        """The text a scrape gets (Prometheus's text format)."""
+        return generate_latest(self.registry).decode()
 
     def run(self, stop):
         while not stop.is_set():
@@ -75,19 +109,16 @@ class Exporter:
 
 
 def serve(exporter, listen):
+    """An HTTP server (not yet serving) of the exporter's metrics on /metrics at host:port, through
+    prometheus_client's handler; any other path is 404."""
     host, port = listen.rsplit(":", 1)
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(MetricsHandler.factory(exporter.registry)):
         def do_GET(self):  # noqa: N802  http.server's name
-            if self.path.split("?")[0] != "/metrics":
+            if urlsplit(self.path).path != "/metrics":
                 self.send_error(404)
                 return
-            body = exporter.metrics().encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            super().do_GET()
 
         def log_message(self, *args):
             pass

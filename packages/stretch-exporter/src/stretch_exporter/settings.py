@@ -3,7 +3,13 @@
     {"bootstrap_servers": "host:port,...",
      "client_config": {kafka-python's settings: security_protocol, ssl_*, sasl_*},
      "dc_networks": {DC: [CIDR]},
-     "interval_seconds": 10, "timeout_seconds": 10}
+     "interval_seconds": 10, "timeout_seconds": 10,
+     "stale_seconds": 3 * (interval_seconds + timeout_seconds)}
+
+stale_seconds: a part whose last read ended longer ago is stale (its reader
+hangs), and is served as a failed read. A read makes a few requests, each
+bounded by timeout_seconds, every interval_seconds: three of both is three
+missed reads.
 
 The admin connection is given in kafka-python's names (the topics' and
 partitions' reads go through it) and translated to librdkafka's for the
@@ -37,16 +43,18 @@ def load_settings(text):
             parsed[dc] = [ipaddress.ip_network(c, strict=False) for c in ([cidrs] if isinstance(cidrs, str) else cidrs)]
         except (TypeError, ValueError) as exc:
             raise SettingsError(f"dc_networks.{dc}: {exc}") from None
-    for key in ("interval_seconds", "timeout_seconds"):
-        value = settings.get(key, 10)
+    seconds = {}
+    for key in ("interval_seconds", "timeout_seconds", "stale_seconds"):
+        default = 3 * (seconds["interval_seconds"] + seconds["timeout_seconds"]) if key == "stale_seconds" else 10
+        value = settings.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise SettingsError(f"{key} must be a positive number of seconds, not {value!r}")
+        seconds[key] = float(value)
     return {
         "bootstrap_servers": settings["bootstrap_servers"],
         "client_config": dict(settings.get("client_config") or {}),
         "dc_networks": parsed,
-        "interval_seconds": float(settings.get("interval_seconds", 10)),
-        "timeout_seconds": float(settings.get("timeout_seconds", 10)),
+        **seconds,
     }
 
 
