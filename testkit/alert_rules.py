@@ -13,7 +13,7 @@ import yaml
 from testkit import REPO
 
 RULES = REPO / "roles/kafka_monitoring/files/stretch-alerts.yml"
-RULE_TESTS = REPO / "roles/kafka_monitoring/files/stretch-alerts.test.yml"
+RULE_TESTS = REPO / "tests/unit/alerts/stretch-alerts.test.yml"
 JMX_EXPORTER = REPO / "roles/kafka_node/templates/etc/kafka/metrics-agent.yaml.j2"
 # Series Prometheus itself makes for every target.
 SCRAPE_SERIES = {"up"}

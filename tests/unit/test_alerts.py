@@ -20,7 +20,7 @@ def test_the_rules_are_valid():
 
 
 def test_each_alert_fires_on_its_state_and_only_then():
-    rc, out = run_promtool("test", "rules", RULE_TESTS.name)
+    rc, out = run_promtool("test", "rules", str(RULE_TESTS))
     assert rc == 0, out
 
 
