@@ -57,8 +57,12 @@ def _checked(value, what):
 
 
 def text(value, what="a value"):
-    """Free text of a setting (Description=), with its %-specifiers made literal."""
-    return _checked(value, what).replace("%", "%%")
+    """Free text of a setting (Description=), with its %-specifiers made literal. A backslash at its end would
+    make systemd read the unit's next line as part of it."""
+    checked = _checked(value, what)
+    if checked.endswith("\\"):
+        raise UnitValueError(f"{what} ends in a backslash, which systemd reads as a line continued on the next")
+    return checked.replace("%", "%%")
 
 
 def _quoted(text_value, bare):

@@ -264,3 +264,9 @@ def test_the_spark_unit_reads_back_its_daemon_s_arguments(tmp_path):
 def test_a_line_break_never_reaches_a_spark_unit(tmp_path):
     with pytest.raises(Exception, match="line break"):
         spark_unit(tmp_path, spark_host="10.91.1.20\nUser=root")
+
+
+def test_free_text_ending_in_a_backslash_is_refused_as_systemd_would_join_the_next_line():
+    with pytest.raises(systemd.UnitValueError, match="ends in a backslash"):
+        systemd.text("the job of team x\\", "spark_stream_jobs[0].name")
+    assert systemd.text("a\\b") == "a\\b"
