@@ -88,17 +88,13 @@ def unexplained_restarts(restarted: list[str], changed: dict[str, list[str]]) ->
     return [host for host in restarted if not any(r in t for t in changed.get(host, []) for r in RESTART_REASONS)]
 
 
-def _playbook(project: Path, playbook: str, inventory: Path):
+def _previous(cmd: list, cwd: Path, what: str, config: Path | None = None) -> float:
+    """Run one step of the previous release's side (cmd in cwd, with config as ANSIBLE_CONFIG); its seconds."""
     started = time.monotonic()
-    proc = subprocess.run(
-        [Path(sys.executable).parent / "ansible-playbook", "-i", inventory, f"stretch.kafka.{playbook}"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "ANSIBLE_CONFIG": str(project / "ansible.cfg")},
-    )
+    env = {**os.environ, **({"ANSIBLE_CONFIG": str(config)} if config else {})}
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        raise UpgradeFailed(f"the previous release's {playbook} failed:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
+        raise UpgradeFailed(f"the previous release's {what} failed:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
     return round(time.monotonic() - started, 1)
 
 
@@ -112,23 +108,10 @@ def old_release(version: str, scratch: Path) -> Path:
     subprocess.run(["git", "worktree", "add", "--detach", tree, commit], cwd=REPO, check=True, capture_output=True)
     # The site's state (SSH key, secrets, CA, release mirror) is the testbed's, shared by both releases.
     (tree / "testbed" / "dist").symlink_to(REPO / "testbed" / "dist")
-    build = subprocess.run(
-        [GALAXY, "collection", "build", "--force", "--output-path", tree / "build", tree],
-        capture_output=True,
-        text=True,
-    )
-    if build.returncode != 0:
-        raise UpgradeFailed(f"the previous release's artifact did not build: {build.stderr[-2000:]}")
+    _previous([GALAXY, "collection", "build", "--force", "--output-path", tree / "build", tree], tree, "build")
     consumer = tree / "examples" / "consumer"
-    install = subprocess.run(
-        [GALAXY, "collection", "install", "--offline", "--force", "-r", "requirements.yml", "-p", "collections"],
-        cwd=consumer,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "ANSIBLE_CONFIG": str(consumer / "ansible.cfg")},
-    )
-    if install.returncode != 0:
-        raise UpgradeFailed(f"the previous release's artifact did not install: {install.stderr[-2000:]}")
+    install = [GALAXY, "collection", "install", "--offline", "--force", "-r", "requirements.yml", "-p", "collections"]
+    _previous(install, consumer, "install", consumer / "ansible.cfg")
     return tree
 
 
@@ -149,7 +132,9 @@ def main(argv=None) -> int:
             subprocess.run(
                 ["ansible-playbook", "-i", LOCAL, f"testbed/{step}.yml"], cwd=REPO, check=True, capture_output=True
             )
-        report["previous_site_seconds"] = _playbook(tree / "examples/consumer", "site", Path("inventory"))
+        consumer = tree / "examples/consumer"
+        site = [Path(sys.executable).parent / "ansible-playbook", "-i", "inventory", "stretch.kafka.site"]
+        report["previous_site_seconds"] = _previous(site, consumer, "site", consumer / "ansible.cfg")
         print(f"upgrade: {previous} deployed in {report['previous_site_seconds']} s", flush=True)
         cluster = load()
         hosts = {n.host: testinfra.get_host(n.testinfra_spec()[0], **n.testinfra_spec()[1]) for n in cluster.nodes}
