@@ -521,3 +521,36 @@ def assert_restart_order(cluster, order, leader):
 def playbook(cluster, name, *args, **kwargs):
     """Run playbooks/<name>.yml against the cluster's inventory (tests/playbook.py); returns its Run."""
     return run(cluster.inventory, name, *args, **kwargs)
+
+
+def smoke_report_problems(cluster, report):
+    """Why a smoke test's report (reports/smoke.json) does not prove each DC read locally, [] when it does.
+
+    Each DC's read ran on that DC's Spark cluster, validated, at least 99% from its own DC's brokers and with at
+    most 1% of its bytes crossing into the DC by the host's routed counters; the control read (no client.rack, on
+    the first DC's cluster) was served about half from each DC, and the router saw that half cross.
+    """
+    first, second = cluster.dcs
+    reads = {read["dc"]: read for read in report.get("reads", [])}
+    problems = []
+    for dc in (first, second):
+        read = reads.get(dc)
+        if read is None:
+            problems.append(f"no read as {dc}")
+            continue
+        if read["master"] != cluster.spark[dc]["master"]:
+            problems.append(f"{dc}'s read ran on {read['master']}, not its DC's {cluster.spark[dc]['master']}")
+        if not read["validation"]["ok"] or read["locality_ratio"] < 0.99:
+            problems.append(f"{dc}'s read: validation {read['validation']['ok']}, locality {read['locality_ratio']}")
+        if read["crossed"]["dc"] != dc or read["crossed"]["share"] > 0.01:
+            problems.append(f"{dc}'s read: what crossed into the DC {read['crossed']}")
+    control = reads.get(None)
+    if control is None:
+        return [*problems, "no control read"]
+    if control["master"] != cluster.spark[first]["master"] or not control["validation"]["ok"]:
+        problems.append(f"the control read: master {control['master']}, validation {control['validation']['ok']}")
+    if not 0.35 <= control["share_by_dc"][first] <= 0.65 or not 0.35 <= control["crossed"]["share"] <= 0.65:
+        problems.append(f"the control read: shares {control['share_by_dc']}, crossed {control['crossed']}")
+    elif control["crossed"]["bytes_by_pair"][f"{second}->{first}"] != control["crossed"]["bytes_in"]:
+        problems.append(f"the control read: what crossed into {first} is not what {second} served {control['crossed']}")
+    return problems

@@ -11,6 +11,7 @@ lacks, or that is reached by a path into the repository, fails here. The testbed
 secrets, CA and release mirror, in testbed/dist) is the site's, given as testbed_dist.
 """
 
+import json
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import pytest
 import yaml
 
 from testkit import REPO
-from testkit.cluster import start_times
+from testkit.cluster import smoke_report_problems, start_times
 from testkit.playbook import CONSUMER, run
 
 GALAXY = Path(sys.executable).parent / "ansible-galaxy"
@@ -73,13 +74,18 @@ def test_the_installed_artifact_converges_the_testbed_and_changes_nothing(projec
     assert proc.changed == 0, {host: s["changed"] for host, s in proc.recap.items() if s["changed"]}
 
 
-def test_the_installed_artifact_restarts_every_node_and_its_smoke_test_passes(project, cluster, hosts):
+def test_the_installed_artifact_restarts_every_node_and_its_smoke_test_proves_each_dc_reads_locally(
+    project, cluster, hosts
+):
     before = start_times(cluster, hosts)
-    proc = play(project, "rolling_restart")
+    report = project / "reports" / "smoke.json"
+    proc = play(project, "rolling_restart", kafka_smoke_report=str(report))
     assert proc.ok, proc.text[-3000:] + proc.stderr[-3000:]
     after = start_times(cluster, hosts)
     assert sorted(h for h in before if before[h] == after[h]) == [], "a node was not restarted"
     assert "PASSED" in proc.text, proc.text[-3000:]
+    # Each DC read on its own Spark cluster from its own DC's brokers; the control read crossed.
+    assert smoke_report_problems(cluster, json.loads(report.read_text())) == []
     # The smoke test's own packages came from the artifact, hash-checked with no index (python_venv).
     installs = [r for _, r in proc.results("Ensure the collection's own packages are in the virtualenv")]
     assert installs, "the smoke test's own packages were not installed by python_venv"

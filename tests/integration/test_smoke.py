@@ -17,7 +17,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from testkit import dcnet
-from testkit.cluster import REPO
+from testkit.cluster import REPO, smoke_report_problems
 from testkit.loadtest.background import BackgroundLoad
 
 SPARK_JARS = REPO / "testbed/dist/spark-jars"
@@ -51,6 +51,9 @@ def end_offsets(cluster, topic="smoke"):
         consumer.close()
 
 
+# `make test` checks the same report from the rolling restart's smoke test, run from the artifact alone
+# (tests/integration/test_consumer_project.py).
+@pytest.mark.outside_ci
 def test_each_dc_reads_locally_on_its_own_spark_cluster_and_the_control_read_crosses(cluster, tmp_path):
     # Each DC's read runs on that DC's Spark cluster, whose executors sit on
     # the DC's network; the host routes between the DCs and counts what
@@ -61,22 +64,7 @@ def test_each_dc_reads_locally_on_its_own_spark_cluster_and_the_control_read_cro
     dcs = ("--dc", first, "--dc", second)
     proc = smoke(cluster, tmp_path, *dcs, *cluster.spark_args(tmp_path), "--report", str(report_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    report = json.loads(report_path.read_text())
-    reads = {read["dc"]: read for read in report["reads"]}
-    for dc in (first, second):
-        read = reads[dc]
-        assert read["master"] == cluster.spark[dc]["master"]
-        assert read["validation"]["ok"]
-        assert read["locality_ratio"] >= 0.99
-        assert read["crossed"]["dc"] == dc
-        assert read["crossed"]["share"] <= 0.01, read["crossed"]
-    control = reads[None]
-    assert control["master"] == cluster.spark[first]["master"]
-    assert control["validation"]["ok"]
-    assert 0.35 <= control["share_by_dc"][first] <= 0.65
-    # What crossed into the first DC is what the second DC's brokers served it.
-    assert 0.35 <= control["crossed"]["share"] <= 0.65, control["crossed"]
-    assert control["crossed"]["bytes_by_pair"][f"{second}->{first}"] == control["crossed"]["bytes_in"]
+    assert smoke_report_problems(cluster, json.loads(report_path.read_text())) == []
 
 
 # A producer in each DC writing to the other DC's leaders, as the second topology's did when its smoke test failed.
