@@ -27,11 +27,11 @@ import uuid
 
 from confluent_kafka.admin import AdminClient
 
-from testkit.cluster import CLUSTER_DEFAULTS, REPO, create_topic
+from testkit.cluster import CLUSTER_DEFAULTS, REPO, create_topic, delete_topics
 from testkit.drill import wan_probe
 from testkit.soak import faults, observe, reader, verify
 from testkit.soak.load import Clients
-from testkit.soak.run import stop_probe
+from testkit.soak.run import stop_sampler
 from testkit.soak.schedule import Topology
 
 REPORTS = REPO / "reports"
@@ -87,7 +87,7 @@ def test_a_one_way_cut_between_the_broker_dcs_loses_nothing_and_heals(cluster, t
         finally:
             tb.partition("heal")
             samples = observer.stop()
-            wan_rtt = stop_probe(probe)
+            wan_rtt = stop_sampler(probe)
             clients.stop()
     with (tmp_path / "faults.jsonl").open("w") as f:
         for cut in cuts:
@@ -134,6 +134,5 @@ def test_a_one_way_cut_between_the_broker_dcs_loses_nothing_and_heals(cluster, t
     print(f"report: {out}")
     failed = [c for c in checks if not c["passed"]]
     if not failed:
-        admin = AdminClient(config)  # held until the deletion's answer: a dropped client fails it with _DESTROY
-        admin.delete_topics([topic])[topic].result(timeout=60)
+        delete_topics(cluster, [topic])
     assert not failed, failed
