@@ -40,7 +40,6 @@ from ansible_collections.stretch.kafka.plugins.module_utils import (
     quotas,
     security,
     spark_security,
-    topics,
 )
 from testkit import REPO
 from testkit.playbook import run
@@ -343,19 +342,6 @@ def wait_until(check, timeout=90, interval=2):
         time.sleep(interval)
 
 
-def delete_topics(cluster, names):
-    """Deletes scratch topics as the roles' topics run does (module_utils/topics.py): once none of their
-    partitions lists an eligible leader replica, which Kafka 4.3.1 can keep after a DC loss and which, deleted so,
-    leaves the controllers unable to register that broker again. Raises on any error."""
-    admin = cluster.admin()
-    try:
-        errors = topics.delete_topics(admin, list(names))
-    finally:
-        admin.close()
-    if errors:
-        raise RuntimeError(f"deleting {', '.join(names)} failed: {errors}")
-
-
 def _topic_with_records(cluster, records):
     """A new one-partition topic (RF 4) holding records acknowledged by acks=all; (its name, the client settings,
     an admin client)."""
@@ -390,7 +376,7 @@ def committed_group(cluster):
         yield group
     finally:
         admin.delete_consumer_groups([group])[group].result(timeout=30)
-        delete_topics(cluster, [topic])
+        admin.delete_topics([topic])[topic].result(timeout=30)
 
 
 @contextlib.contextmanager
@@ -423,7 +409,7 @@ def uncommitted_group(cluster, records=50, timeout=60):
             member.join(timeout=10)
         consumer.close()
         admin.delete_consumer_groups([group])[group].result(timeout=30)
-        delete_topics(cluster, [topic])
+        admin.delete_topics([topic])[topic].result(timeout=30)
 
 
 def create_topic(admin, name, partitions, replication_factor, timeout=60):

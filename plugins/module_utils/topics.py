@@ -21,7 +21,6 @@ just added) is asked for with balance, never done by itself.
 from __future__ import annotations
 
 import re
-import time
 
 from ansible_collections.stretch.kafka.plugins.module_utils import placement
 from ansible_collections.stretch.kafka.plugins.module_utils.quotas import RATE_KEYS, nonempty
@@ -447,51 +446,7 @@ def reconcile(admin, declared, brokers, options, check_mode=False, diff=False):
         broker_ids = [int(b["node_id"]) for b in brokers]
         moved = reassign(admin, changes, current, broker_ids, options["throttle_rate"], options["reassignment_timeout"])
         result["reassigned"] = [f"{t}-{p}" for t, p in moved]
-    errors = delete_topics(admin, changes["delete"])
+    errors = admin.delete_topics(changes["delete"])
     if errors:
         raise TopicError(f"deleting undeclared topics failed: {errors}")
     return result
-
-
-# How long a deletion waits for the topics' eligible leader replicas to be emptied.
-ELR_CLEAR_SECONDS = 60
-
-
-def delete_topics(admin, names, wait=ELR_CLEAR_SECONDS, clock=time.monotonic, sleep=time.sleep):
-    """Deletes topics once none of their partitions lists an eligible leader replica (KIP-966); {topic: error}.
-
-    Kafka 4.3.1 can keep a replica in a partition's ELR after it rejoined the ISR, and a topic deleted in that state
-    leaves the controllers unable to register that broker again ("Topic ID ... existed in isrMembers, but not in
-    the topics map", on every controller, from then on). A topic-level update of min.insync.replicas empties the
-    topic's ELR, so each topic that lists one gets its own effective value set again, and is deleted only once
-    Kafka reports its ELR empty; a TopicError, with nothing deleted, when that does not happen within wait.
-    """
-    names = sorted(names)
-    if not names:
-        return {}
-    holding = sorted({row["topic"] for row in admin.eligible_leaders(names) if row["elr"]})
-    if holding:
-        values = {}
-        for reply in admin.topic_config_replies(holding):
-            found = [c["value"] for c in reply["configs"] if c["name"] == "min.insync.replicas"]
-            if reply["error_code"] or not found:
-                raise TopicError(f"cannot read {reply['name']}'s min.insync.replicas to empty its eligible leaders")
-            values[reply["name"]] = found[0]
-        errors = admin.alter_configs(
-            "topic", {n: {"set": {"min.insync.replicas": v}, "delete": []} for n, v in values.items()}
-        )
-        if errors:
-            raise TopicError(f"emptying the eligible leader replicas of {', '.join(holding)} failed: {errors}")
-        deadline = clock() + wait
-        while True:
-            left = {(r["topic"], r["partition"]): r["elr"] for r in admin.eligible_leaders(holding) if r["elr"]}
-            if not left:
-                break
-            if clock() >= deadline:
-                listed = ", ".join(f"{t}-{p} {elr}" for (t, p), elr in sorted(left.items()))
-                raise TopicError(
-                    f"not deleted: {listed} still list eligible leader replicas after {wait} s, and a topic deleted "
-                    "so leaves the controllers unable to register those brokers again (Kafka 4.3.1)"
-                )
-            sleep(1)
-    return admin.delete_topics(names)

@@ -47,7 +47,7 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient
 
 from testkit import REPO
-from testkit.cluster import CLUSTER_DEFAULTS, create_topic, delete_topics
+from testkit.cluster import CLUSTER_DEFAULTS, create_topic
 from testkit.drill import wan_probe
 from testkit.periodic import Periodic
 
@@ -360,7 +360,8 @@ class Soak:
         Path(picture_path).parent.mkdir(parents=True, exist_ok=True)
         timeline.draw(report, acks, picture_path, title)
         if report["ok"]:
-            delete_topics(self.cluster, [self.topic])
+            admin = AdminClient({"bootstrap.servers": self.cluster.bootstrap_servers, **client})
+            admin.delete_topics([self.topic])[self.topic].result(timeout=60)
         return report
 
 

@@ -40,7 +40,7 @@ import time
 from confluent_kafka import Consumer, ElectionType, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from testkit.cluster import REPO, delete_topics, wait_until
+from testkit.cluster import REPO, wait_until
 from testkit.soak import faults
 
 REPORTS = REPO / "reports"
@@ -194,7 +194,7 @@ def unclean_election(drill):
         # Deleted once both replicas are in sync: the partition then has no eligible leader replica left over.
         in_sync = wait_until(lambda: len(drill.isr(partition)) == 2, timeout=180, interval=3)
         drill.check("both replicas in sync again before the scratch topic is deleted", in_sync, drill.isr(partition))
-        delete_topics(drill.cluster, [topic])
+        admin.delete_topics([topic])[topic].result(timeout=60)
     drill.check("the cluster is whole again after the unclean election", drill.tb.wait_healthy(300)["passed"])
 
 
@@ -207,7 +207,7 @@ def partition_without_eligible_leader(drill):
         drill.fires("KafkaUnderMinIsrWithoutEligibleLeader", {"topic": topic, "dc": broker.dc},
                     "a partition whose one replica cannot make min ISR 2")  # fmt: skip
     finally:
-        delete_topics(drill.cluster, [topic])
+        admin.delete_topics([topic])[topic].result(timeout=60)
     drill.resolves("KafkaUnderMinIsrWithoutEligibleLeader", {"topic": topic}, "the topic deleted")
 
 

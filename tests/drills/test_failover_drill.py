@@ -50,7 +50,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from testkit import dashboard_check, dcnet, traffic
 from testkit.bench import traffic as traffic_runs
-from testkit.cluster import REPO, delete_topics, left_after_recovery, playbook, quorum_leader_id, wait_until
+from testkit.cluster import REPO, left_after_recovery, playbook, quorum_leader_id, wait_until
 from testkit.drill import load_problems, wan_probe
 from testkit.loadtest.background import BackgroundLoad
 
@@ -500,7 +500,8 @@ class Drill:
         )  # fmt: skip
         self.elr(f"strict, {self.second} back, min ISR 3")
         self.set_own_min_isr(TRANSACTIONS, self.cluster.model["min_insync_replicas"])
-        delete_topics(self.cluster, [STRICT_TOPIC])
+        admin = AdminClient({"bootstrap.servers": self.cluster.bootstrap_servers, **self.cluster.client_config})
+        admin.delete_topics([STRICT_TOPIC])[STRICT_TOPIC].result(timeout=30)
         self.playbook("dc_recovery", kafka_ops_failover_dc=self.tiebreaker, kafka_ops_recovery_smoke_test=False)
         self.check("the cluster is back at its declared min ISR 2", self.cluster_min_isr() == 2, self.cluster_min_isr())
 

@@ -27,11 +27,11 @@ import uuid
 
 from confluent_kafka.admin import AdminClient
 
-from testkit.cluster import CLUSTER_DEFAULTS, REPO, create_topic, delete_topics
+from testkit.cluster import CLUSTER_DEFAULTS, REPO, create_topic
 from testkit.drill import wan_probe
 from testkit.soak import faults, observe, reader, verify
 from testkit.soak.load import Clients
-from testkit.soak.run import stop_sampler
+from testkit.soak.run import stop_probe
 from testkit.soak.schedule import Topology
 
 REPORTS = REPO / "reports"
@@ -87,7 +87,7 @@ def test_a_one_way_cut_between_the_broker_dcs_loses_nothing_and_heals(cluster, t
         finally:
             tb.partition("heal")
             samples = observer.stop()
-            wan_rtt = stop_sampler(probe)
+            wan_rtt = stop_probe(probe)
             clients.stop()
     with (tmp_path / "faults.jsonl").open("w") as f:
         for cut in cuts:
@@ -134,5 +134,6 @@ def test_a_one_way_cut_between_the_broker_dcs_loses_nothing_and_heals(cluster, t
     print(f"report: {out}")
     failed = [c for c in checks if not c["passed"]]
     if not failed:
-        delete_topics(cluster, [topic])
+        admin = AdminClient(config)  # held until the deletion's answer: a dropped client fails it with _DESTROY
+        admin.delete_topics([topic])[topic].result(timeout=60)
     assert not failed, failed

@@ -336,6 +336,19 @@ def write_run(workdir, t0):
             (workdir / f"{prefix}-{dc}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
 
 
+class Admin:
+    """A stand-in for the admin client: notes the topics deleted."""
+
+    deleted = []
+
+    def __init__(self, config):
+        pass
+
+    def delete_topics(self, topics):
+        Admin.deleted += topics
+        return {t: SimpleNamespace(result=lambda timeout: None) for t in topics}
+
+
 @pytest.fixture
 def judged(soak, monkeypatch):
     """verdict() on a run's directory: the reads stood in for (each DC reads every write back), the picture not
@@ -350,10 +363,10 @@ def judged(soak, monkeypatch):
         end = {"e": "end", "low": {"0": 0, "1": 0}, "ends": ends, "reached": ends, "complete": True}
         out.write_text("".join(json.dumps(e) + "\n" for e in (*found, end)))
 
-    deleted = []
+    deleted = Admin.deleted = []
     monkeypatch.setattr(run.reader, "read_topic", read)
     monkeypatch.setattr(run.timeline, "draw", lambda *a: None)
-    monkeypatch.setattr(run, "delete_topics", lambda cluster, names: deleted.extend(names))
+    monkeypatch.setattr(run, "AdminClient", Admin)
     soak.plan = [planned(1, "oneway", "dc1>dc2")]
     soak.write_schedule()
     meta = {"run_id": soak.run_id, "topic": soak.topic, "seed": 1, "duration_s": 1800.0, "wan": {"on": False},

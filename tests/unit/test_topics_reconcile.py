@@ -71,8 +71,6 @@ class FakeAdmin:
             if error:
                 errors[name] = error
                 continue
-            if kind == "topic" and "min.insync.replicas" in change.get("set", {}) and not self.keep_elr:
-                self.elr = {key: ids for key, ids in self.elr.items() if key[0] != name}
             cfg = store.setdefault(name, {})
             cfg.update(change.get("set", {}))
             for key in change.get("delete", []):
@@ -90,23 +88,7 @@ class FakeAdmin:
         self.writes.append(("elect", len(partitions)))
 
     def delete_topics(self, names):
-        self.writes.append(("delete", sorted(names)))
-        for name in names:
-            self.topic_state.pop(name, None)
         return {}
-
-    # The eligible leader replicas (KIP-966) each partition lists: {(topic, p): [ids]}; a topic-level update of
-    # min.insync.replicas empties the topic's, as Kafka does, unless keep_elr says it does not.
-    elr = {}
-    keep_elr = False
-
-    def eligible_leaders(self, topics=()):
-        return [{"topic": t, "partition": p, "isr": [], "elr": list(ids), "last_known_elr": []}
-                for (t, p), ids in sorted(self.elr.items()) if not topics or t in topics]  # fmt: skip
-
-    def topic_config_replies(self, names):
-        return [{"name": n, "error_code": 0, "error_message": None,
-                 "configs": [{"name": "min.insync.replicas", "value": "2", "source": 5}]} for n in names]  # fmt: skip
 
 
 def run(admin, *topics, check_mode=False):
@@ -231,37 +213,3 @@ def test_a_move_reads_of_the_moved_topics_only_their_throttle_keys():
     admin = FakeAdmin({"legacy": KAFKA_PLACED}, topic_configs={"legacy": {"retention.ms": "1000"}})
     run(admin, {"name": "legacy", "partitions": 2, "configs": {"retention.ms": 1000}})
     assert admin.config_reads == [None, REPLICA_KEYS]
-
-
-# -- deleting a topic whose partitions list eligible leader replicas (Kafka 4.3.1) -----------------------------
-
-
-def undeclared(admin):
-    return reconcile(admin, normalize([], 4), BROKERS, {**OPTIONS, "remove_undeclared": True}, diff=False)
-
-
-def test_an_undeclared_topic_with_eligible_leaders_is_deleted_only_once_they_are_emptied():
-    admin = FakeAdmin({"old": {0: [101, 102, 201, 202]}})
-    admin.elr = {("old", 0): [201]}
-    undeclared(admin)
-    assert admin.writes == [
-        ("topic", {"old": {"set": {"min.insync.replicas": "2"}, "delete": []}}),
-        ("delete", ["old"]),
-    ]
-
-
-def test_eligible_leaders_that_stay_refuse_the_deletion_naming_the_partition_and_delete_nothing():
-    from ansible_collections.stretch.kafka.plugins.module_utils import topics
-
-    admin = FakeAdmin({"old": {0: [101, 102, 201, 202]}})
-    admin.elr, admin.keep_elr = {("old", 0): [201]}, True
-    clock = iter(range(0, 1000, 30))
-    with pytest.raises(TopicError, match=r"not deleted: old-0 \[201\] still list eligible leader replicas after 60 s"):
-        topics.delete_topics(admin, ["old"], clock=lambda: next(clock), sleep=lambda _s: None)
-    assert ("delete", ["old"]) not in admin.writes
-
-
-def test_a_topic_without_eligible_leaders_is_deleted_at_once():
-    admin = FakeAdmin({"old": {0: [101, 102, 201, 202]}})
-    undeclared(admin)
-    assert admin.writes == [("delete", ["old"])]
