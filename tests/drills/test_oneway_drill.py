@@ -31,7 +31,7 @@ from testkit.cluster import CLUSTER_DEFAULTS, REPO, create_topic
 from testkit.drill import wan_probe
 from testkit.soak import faults, observe, reader, verify
 from testkit.soak.load import Clients
-from testkit.soak.run import stop_probe
+from testkit.soak.run import stop_sampler
 from testkit.soak.schedule import Topology
 
 REPORTS = REPO / "reports"
@@ -87,7 +87,7 @@ def test_a_one_way_cut_between_the_broker_dcs_loses_nothing_and_heals(cluster, t
         finally:
             tb.partition("heal")
             samples = observer.stop()
-            wan_rtt = stop_probe(probe)
+            wan_rtt = stop_sampler(probe)
             clients.stop()
     with (tmp_path / "faults.jsonl").open("w") as f:
         for cut in cuts:
