@@ -183,7 +183,6 @@ def breakdown(tasks, run):
 
 
 def main():
-    sys.path.insert(0, str(PACKAGE / "src"))  # this checkout's source, as the Python workers get it (session)
     conftest = package_tests_broker()
     from confluent_kafka.admin import AdminClient, NewTopic
 
