@@ -111,7 +111,7 @@ def broker_load(declared, rf, brokers_by_dc, properties, segments_default):
             held[dc][0] += replicas
             held[dc][1] += replicas * segments
             everywhere[dc] = everywhere[dc] and replicas == partitions * len(brokers_by_dc[dc])
-    most = max((segments for _, _, segments in layouts), default=0)
+    most = max((layout[2] for layout in layouts), default=0)
     out = {}
     for dc, members in brokers_by_dc.items():
         spare = 0 if everywhere[dc] else 1
