@@ -7,6 +7,7 @@ bundled wheels and a wheelhouse of third-party wheels (testbed/dist/wheels, whic
 no package index.
 """
 
+import hashlib
 import json
 import os
 import shutil
@@ -176,6 +177,31 @@ def test_a_bundled_wheel_whose_bytes_differ_from_its_sha256_is_refused_by_pip(ar
     run = venv_run(tampered, tmp_path)
     assert not run.ok
     assert "THESE PACKAGES DO NOT MATCH THE HASHES" in run.text + run.stdout
+
+
+def test_a_bundled_wheel_rebuilt_under_the_same_version_is_installed_again(artifact, tmp_path):
+    rebuilt = tmp_path / "operator"
+    shutil.copytree(artifact, rebuilt, symlinks=True)
+    wheels = rebuilt / "collections/ansible_collections/stretch/kafka/roles/python_venv/files/wheels"
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": {"localhost": LOCAL}}}))
+    first = venv_run(rebuilt, tmp_path)
+    assert first.ok, first.text + first.stderr[-2000:]
+    # The same sources built again at another time: the same version and files, other bytes, and the bundle's
+    # sha256 of the new bytes (what release/build-collection.sh writes).
+    wheel = wheels / "kafka_smoke-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as old:
+        entries = [(info, old.read(info)) for info in old.infolist()]
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as new:
+        for info, data in entries:
+            info.date_time = (2001, 2, 3, 4, 5, 6)
+            new.writestr(info, data)
+    bundle = json.loads((wheels / "bundle.json").read_text())
+    bundle["kafka-smoke"]["sha256"] = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    (wheels / "bundle.json").write_text(json.dumps(bundle, indent=2) + "\n")
+    again = venv_run(rebuilt, tmp_path)
+    assert again.ok, again.text + again.stderr[-2000:]
+    installs = again.results("Ensure the collection's own packages are in the virtualenv")
+    assert [result.get("changed") for _, result in installs] == [True], again.text
 
 
 def test_site_lists_the_tags_of_every_concern_it_reconciles(artifact):

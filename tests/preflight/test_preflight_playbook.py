@@ -848,7 +848,9 @@ def test_a_ca_rotation_step_out_of_order_is_refused_before_any_node_is_touched(p
     pki.mkdir(mode=0o700)
     if phase:
         (pki / "rotation").write_text(f"{phase}\n")
-    rc, out, result = run("rotate_certificates.yml", base_inventory(), tmp_path, "-e", f"kafka_tls_rotate={step}")
+    inventory = base_inventory()
+    inventory["all"]["vars"]["kafka_tls_pki_dir"] = str(pki)
+    rc, out, result = run("rotate_certificates.yml", inventory, tmp_path, "-e", f"kafka_tls_rotate={step}")
     assert rc != 0, out
     assert f"kafka_tls_rotate={step} cannot follow the CA rotation's current step ({phase or 'none'})" in out, out
     assert not unreachable_or_node_plays(result)
