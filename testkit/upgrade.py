@@ -72,14 +72,28 @@ def release_commit(version: str) -> str:
     return out[-1]
 
 
+def _what(result) -> str:
+    """What one result of a loop changed: the file it wrote, else its item."""
+    found = result.get("dest") or result.get("path")
+    if found:
+        return str(found)
+    item = result.get("item")
+    if isinstance(item, dict):
+        item = item.get("dest") or item.get("path") or item.get("name") or item
+    return "" if item is None else str(item)
+
+
 def changed_tasks(run_result) -> dict[str, list[str]]:
-    """{host: [names of the tasks that changed on it]}, from the JSON callback's results."""
+    """{host: [names of the tasks that changed on it]}, from the JSON callback's results; a loop's name is
+    followed by what each changed item wrote or was: "Lay down the files (/etc/kafka/server.properties)"."""
     changed: dict[str, list[str]] = {}
     for task in run_result.tasks:
         for host, result in task["hosts"].items():
-            items = [result, *result.get("results", [])]
-            if any(item.get("changed") for item in items):
-                changed.setdefault(host, []).append(task["task"]["name"])
+            items = [item for item in result.get("results", []) if item.get("changed")]
+            if not (result.get("changed") or items):
+                continue
+            name, labels = task["task"]["name"], [label for label in map(_what, items) if label]
+            changed.setdefault(host, []).append(f"{name} ({', '.join(labels)})" if labels else name)
     return changed
 
 

@@ -32,9 +32,26 @@ def test_changed_tasks_are_listed_per_host_loops_included():
         [
             task("Write the node's files", a={"changed": True}, b={"changed": False}),
             task("Install packages", b={"changed": False, "results": [{"changed": False}, {"changed": True}]}),
+            task(
+                "Lay down the files",
+                a={
+                    "changed": True,
+                    "results": [
+                        {"changed": True, "item": {"src": "x.j2", "dest": "/etc/kafka/server.properties"}},
+                        {"changed": False, "item": {"dest": "/etc/kafka/log4j2.yaml"}},
+                        {"changed": True, "dest": "/etc/systemd/system/kafka.service", "item": "unit"},
+                    ],
+                },
+            ),
         ]
     )
-    assert upgrade.changed_tasks(run) == {"a": ["Write the node's files"], "b": ["Install packages"]}
+    assert upgrade.changed_tasks(run) == {
+        "a": [
+            "Write the node's files",
+            "Lay down the files (/etc/kafka/server.properties, /etc/systemd/system/kafka.service)",
+        ],
+        "b": ["Install packages"],
+    }
 
 
 def test_a_restart_without_a_change_to_the_nodes_files_is_unexplained():
