@@ -218,8 +218,10 @@ class Drill:
         while the quorum's leader lists the DC's brokers' fetch times (the leader outside the DC, the run within
         300 s), else a least value. The caller checks which."""
         self.leader_moved(dc, inside=leader_inside, attempts=6 if leader_inside else 3)
-        self.on_nodes(dc, "systemctl stop ssh.socket ssh.service 2>/dev/null; systemctl kill --signal=SIGKILL kafka; "
-                          "systemctl stop kafka")  # fmt: skip
+        # Every SSH session goes too, as with a DC that is gone: a connection Ansible keeps open (ControlPersist)
+        # from an earlier run would otherwise still reach the nodes (sshd-session: OpenSSH 9.8 on, Debian 13).
+        self.on_nodes(dc, "systemctl stop ssh.socket ssh.service 2>/dev/null; pkill -KILL -x 'sshd|sshd-session'; "
+                          "systemctl kill --signal=SIGKILL kafka; systemctl stop kafka")  # fmt: skip
         broker = self.node_in(dc)
         went = subprocess.run(["podman", "exec", broker.host, "systemctl", "show", "kafka", "-p",
                                "InactiveEnterTimestampMonotonic", "--value"],
