@@ -36,6 +36,8 @@ from testkit.playbook import run
 REPORT = REPO / "reports" / "upgrade.json"
 GALAXY = Path(sys.executable).parent / "ansible-galaxy"
 LOCAL = REPO / "examples/consumer/inventory"
+# What the node_files module returns of the paths it changed.
+NODE_FILES_CHANGES = ("changed_directories", "changed_files", "changed_links")
 # A node's tasks whose change is a reason to restart it: its configuration, unit, keystore, release.
 RESTART_REASONS = ("configuration", "unit", "keystore", "release", "files")
 
@@ -93,6 +95,8 @@ def changed_tasks(run_result) -> dict[str, list[str]]:
             if not (result.get("changed") or items):
                 continue
             name, labels = task["task"]["name"], [label for label in map(_what, items) if label]
+            # node_files reports the paths it changed itself.
+            labels += [str(p) for key in NODE_FILES_CHANGES for p in result.get(key) or []]
             changed.setdefault(host, []).append(f"{name} ({', '.join(labels)})" if labels else name)
     return changed
 

@@ -54,6 +54,15 @@ def test_changed_tasks_are_listed_per_host_loops_included():
     }
 
 
+def test_the_paths_node_files_changed_are_listed():
+    result = {"changed": True, "changed_files": ["/etc/kafka/server.properties"], "changed_directories": [],
+              "changed_links": ["/opt/kafka/current"]}  # fmt: skip
+    run = Run([task("Lay down the node's files", a=result)])
+    assert upgrade.changed_tasks(run) == {
+        "a": ["Lay down the node's files (/etc/kafka/server.properties, /opt/kafka/current)"]
+    }
+
+
 def test_a_restart_without_a_change_to_the_nodes_files_is_unexplained():
     changed = {"a": ["Lay down the node's files and links"], "b": ["Install the node exporter"]}
     assert upgrade.unexplained_restarts(["a", "b", "c"], changed) == ["b", "c"]
