@@ -158,9 +158,31 @@ def test_a_retriable_commit_error_is_retried_and_a_fencing_one_is_not():
     assert m.commit(m.latest()) == {"load:0": 10}
     fenced = KafkaError(KafkaError.STALE_MEMBER_EPOCH, "stale", retriable=False)
     consumer.commit_errors = [fenced, fenced]
+    m.admin.ends[0] = 20
     end = m.latest()
     assert m.commit(end) == {}
     assert len(consumer.commits) == 1
+
+
+def test_a_finished_batch_is_committed_when_spark_asks_for_the_next_one_before_a_revocation_can_skip_it():
+    """Spark plans batch n+1 (latestOffset), writes its offsets to the checkpoint and only then reports batch n
+    done (commit): a partition revoked, or the driver killed, in between would leave batch n uncommitted, and
+    its new owner would read batches n and n+1 again. Batch n is committed when Spark asks for n+1's end."""
+    consumer = StubConsumer(committed={0: 0, 1: 0})
+    m = member(consumer, StubAdmin({0: 10, 1: 12}))
+    m._on_assign(consumer, [TopicPartition("load", 0), TopicPartition("load", 1)])
+    first = m.latest()  # batch 1: both partitions; it runs
+    assert consumer.commits == []
+    m.admin.ends.update({0: 20, 1: 22})
+    second = m.latest()  # Spark asks for batch 2's end: batch 1 has finished
+    assert consumer.commits == [{("load", 0): 10, ("load", 1): 12}]
+    m._on_revoke(consumer, [TopicPartition("load", 1)])
+    assert m.commit(first) == {}  # Spark's own report of batch 1: nothing left to send
+    assert consumer.commits == [{("load", 0): 10, ("load", 1): 12}]
+    m.admin.ends.update({0: 30})
+    m.latest()  # batch 2 finished: only the partition still owned is committed
+    assert consumer.commits[1:] == [{("load", 0): 20}]
+    assert m.commit(second) == {}
 
 
 def test_a_fatal_error_fails_spark_at_its_next_call():

@@ -69,6 +69,7 @@ class GroupMember:
         self.error = None  # the first fatal error, raised at Spark's next call
         self.stray_records = 0  # records the poll returned although every partition is paused
         self._unread_since = {}  # {key: when its end offset was first unreadable}
+        self._settled = {}  # {key: the batch end entry last committed, or skipped as revoked}
         self._stop = threading.Event()
         self._thread = None
         # Work for the consumer that must not run beside its poll: librdkafka hands a synchronous
@@ -219,6 +220,11 @@ class GroupMember:
 
     def latest(self):
         self.check()
+        # Spark asks for the next batch's end only once the batch it planned last has finished (its
+        # micro-batches run one at a time): that batch is committed here, before the partitions' owners
+        # are read. Committed later (at Spark's commit(), after the next batch's offsets are in its
+        # checkpoint), a partition revoked or a driver killed in between would repeat two batches.
+        self.commit(self.planner.last)
         owned = self.assignment.owned()
         high = self.high_watermarks(sorted(owned))
         return self.planner.latest(owned, high)
@@ -252,14 +258,26 @@ class GroupMember:
         return self.planner.ranges(start, end)
 
     def commit(self, end):
-        """Commit a finished batch's offsets for the partitions still owned in the same era (synchronously)."""
+        """Commit a finished batch's offsets for the partitions still owned in the same era (synchronously);
+        returns what this call committed: an offset committed before (by latest()) is not sent again.
+
+        Judged and sent on the poll thread, between two polls: a revocation (a callback of the poll) lands
+        wholly before or after it, never between the judgement and the commit."""
+        return self._on_poll_thread(lambda: self._commit_owned(end))
+
+    def _commit_owned(self, end):
         commit, skipped = self.planner.to_commit(end)
+        skipped = [name for name in skipped if self._settled.get(name) != end[name]]
         if skipped:
             self.events.write("commit-skipped", partitions=skipped)
+            self._settled.update({name: end[name] for name in skipped})
+        commit = {name: offset for name, offset in commit.items() if self._settled.get(name) != end[name]}
         if not commit:
             return commit
         offsets = [TopicPartition(*split_key(name), offset) for name, offset in commit.items()]
-        return self._on_poll_thread(lambda: self._commit_now(commit, offsets))
+        done = self._commit_now(commit, offsets)
+        self._settled.update({name: end[name] for name in done})
+        return done
 
     def _commit_now(self, commit, offsets):
         for attempt in range(self.retries):

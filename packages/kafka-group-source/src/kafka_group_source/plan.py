@@ -27,10 +27,14 @@ runs again after a restart reads exactly what it read the first time.
 When nothing moved (no new records, no partition arrived or left), the end
 offset is the previous one unchanged, so Spark plans no batch.
 
-Commits: Spark reports a batch done (commit(end)) when it plans the next
-one. Each partition's "to" is committed to the group only while the job
-still owns that partition in the same era; a partition revoked meanwhile
-belongs to its new owner, whose progress must not be overwritten.
+Commits: Spark runs one micro-batch at a time, so when it asks for the
+next batch's end (latestOffset) the batch planned last has finished; the
+member commits it then, before it reads who owns what (Spark's own report,
+commit(end), comes after the next batch's offsets are in the checkpoint:
+too late, were a partition revoked or the driver killed in between). Each
+partition's "to" is committed to the group only while the job still owns
+that partition in the same era; a partition revoked meanwhile belongs to
+its new owner, whose progress must not be overwritten.
 """
 
 from __future__ import annotations
