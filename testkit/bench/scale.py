@@ -97,7 +97,8 @@ STALL_OVER_FLOOR_SECONDS = 1.0  # the stall over the floor, in both quorum cases
 RECOVERY_TOLERANCE = 0.10  # the recovery against data / throttle
 SCRAPE_SECONDS = 5.0
 LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
-FENCED = re.compile(r"Fencing broker (\d+) because its session has timed out")
+# Kafka 4.x: "Fencing broker 202 at epoch 4199 because its session has timed out." (ReplicationControlManager).
+FENCED = re.compile(r"Fencing broker (\d+) (?:at epoch \d+ )?because its session has timed out")
 LEADER = re.compile(r"Completed transition to Leader")
 HISTOGRAM_TOTAL = re.compile(r"^Total\s+(\d+)\s+(\d+)\s*$", re.M)
 SAMPLE = re.compile(r"^(\w+)\{([^}]*)\}\s+(\S+)$", re.M)
@@ -233,13 +234,14 @@ def log_time(line):
 
 
 def fenced_at(text, brokers, since):
-    """{broker: when the controller fenced it for its session} of brokers, from controllers' server.log text, the
-    first time at or after since."""
+    """{broker: when the controller fenced it for its session} of brokers, from controllers' server.log text (in any
+    order: rolled files and several controllers), the first time at or after since."""
     out = {}
     for line in text.splitlines():
         found, at = FENCED.search(line), log_time(line)
         if found and at is not None and at >= since and int(found.group(1)) in brokers:
-            out.setdefault(int(found.group(1)), at)
+            broker = int(found.group(1))
+            out[broker] = min(at, out.get(broker, at))
     return out
 
 
@@ -308,11 +310,25 @@ def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, se
     floor = round(election + session_timeout, 3)
     return {
         "phases": phases,
+        # The moments themselves (epoch seconds), so that a saved report can be read again.
+        "moments": {
+            "killed": killed,
+            "elected": elected,
+            "fenced": fence,
+            "leaders_moved": leaders_moved,
+            "clients_knew": known,
+            "last_first_ack": last_ack,
+        },  # fmt: skip
         "stall_seconds": stall,
         "first_ack_seconds": since(min(acked.values()) if acked else None, killed),
         "floor_seconds": floor,
         "over_floor_seconds": None if stall is None else round(stall - floor, 3),
         "fenced_after_seconds": {str(b): since(t, killed) for b, t in sorted(fenced.items())},
+        # Each partition's own moments, from the kill: which one holds the stall's end, and why.
+        "by_partition": {
+            str(p): {"client_knew": since(clients_knew.get(p), killed), "acked": since(acked.get(p), killed)}
+            for p in sorted(every)
+        },  # fmt: skip
     }
 
 
@@ -324,13 +340,18 @@ def bytes_to_copy(before, after, replicas, lost):
                for key, size in after.items())  # fmt: skip
 
 
-def recovery_model(copies, rate, senders, receivers):
+def recovery_model(copies, rate, senders, receivers, inflow=0.0):
     """Seconds the lost DC's catch-up takes under the replication throttle: the bytes to copy (bytes_to_copy()) at
     the throttle's rate on every broker (each leader for what it sends, each follower for what it fetches), so at
-    rate x the fewer of the senders and the receivers."""
+    rate x the fewer of the senders and the receivers, less what the load still running writes to the lost DC's
+    replicas meanwhile (inflow, bytes/s: that too crosses under the throttle before the ISR is whole)."""
     if rate <= 0 or not senders or not receivers:
         raise ValueError("a recovery needs a positive rate, and brokers on both sides")
-    return copies / (rate * min(senders, receivers))
+    capacity = rate * min(senders, receivers) - inflow
+    if capacity <= 0:
+        raise ValueError(f"the load writes {inflow:.0f} B/s to the lost replicas, at or over the throttle's "
+                         f"{rate * min(senders, receivers):.0f} B/s: the DC would never catch up")  # fmt: skip
+    return copies / capacity
 
 
 def gates_beside_catch_up(restarts, watched, resolution):
@@ -745,7 +766,9 @@ class ScaleBench:
                               timeout=timeout, check=check).stdout  # fmt: skip
 
     def server_logs(self, nodes):
-        return "\n".join(self.node_exec(n.host, "cat /var/log/kafka/server.log", check=False) for n in nodes)
+        """The fencing and leader-transition lines of the nodes' server.log, the rolled files too."""
+        wanted = "grep -h -e 'Fencing broker' -e 'Completed transition to Leader' /var/log/kafka/server.log*"
+        return "\n".join(self.node_exec(n.host, wanted, check=False) for n in nodes)
 
     # -- the steps of one size ----------------------------------------------------
     def converges(self, figures):
@@ -957,19 +980,25 @@ class ScaleBench:
                                      kafka_admin_replication_throttle_rate=self.args.throttle)  # fmt: skip
         finally:
             polls = everything.stop()
-            figures["load"] = self.stopped(load)
+        whole = wait_until(self.whole, timeout=900, interval=5)
+        # What the load wrote to the lost DC's replicas while it caught up, read on the survivors as before.
+        after, ended = self.partition_bytes(survivors_), time.time()
+        figures["load"] = self.stopped(load)
         if away:
             back = first_after(polls, recovering, lambda s: registered(s, dead))
             full = None if back is None else first_after(polls, back, whole_isr)
             copies = bytes_to_copy(before, grown, replicas, dead)
-            model = recovery_model(copies, self.args.throttle, len(self.cluster.brokers) - len(dead), len(dead))
+            inflow = bytes_to_copy(grown, after, replicas, dead) / (ended - recovering)
+            sides = (len(self.cluster.brokers) - len(dead), len(dead))
             figures["recovery"] = {
                 "away_seconds": round(recovering - killed, 1), "playbook_seconds": recovery.seconds,
                 "bytes_to_copy": copies, "throttle_bytes_per_second": self.args.throttle,
+                "inflow_bytes_per_second": round(inflow),
                 "catch_up_seconds": round(full - back, 1) if full and back else None,
-                "model_seconds": round(model, 1),
+                "model_seconds": round(recovery_model(copies, self.args.throttle, *sides, inflow), 1),
+                "model_without_inflow_seconds": round(recovery_model(copies, self.args.throttle, *sides), 1),
             }  # fmt: skip
-        if not wait_until(self.whole, timeout=900, interval=5):
+        if not whole:
             raise BenchFailed(f"the cluster was not whole again 15 minutes after {self.second}'s recovery")
         return figures
 

@@ -53,11 +53,11 @@ def test_the_admin_requests_of_a_run_are_summed_over_every_module_that_reported_
 
 
 LOG = """\
-[2026-11-25 03:18:30,000] INFO [QuorumController id=1] Fencing broker 201 because its session has timed out. (x)
+[2026-11-25 03:18:30,000] INFO [QuorumController id=1] Fencing broker 201 at epoch 41 because its session has timed out.
 [2026-11-25 03:18:40,500] INFO [RaftManager id=1] Completed transition to Leader(localId=1, epoch=7) (x)
-[2026-11-25 03:18:46,250] INFO [QuorumController id=1] Fencing broker 201 because its session has timed out. (x)
-[2026-11-25 03:18:47,000] INFO [QuorumController id=1] Fencing broker 202 because its session has timed out. (x)
-[2026-11-25 03:18:47,100] INFO [QuorumController id=1] Fencing broker 101 because its session has timed out. (x)
+[2026-11-25 03:18:46,250] INFO [QuorumController id=1] Fencing broker 201 at epoch 41 because its session has timed out.
+[2026-11-25 03:18:47,000] INFO [QuorumController id=1] Fencing broker 202 at epoch 42 because its session has timed out.
+[2026-11-25 03:18:47,100] INFO [QuorumController id=1] Fencing broker 101 at epoch 41 because its session has timed out.
 a line without a time
 """
 
@@ -67,6 +67,9 @@ def test_kafkas_log_lines_give_the_new_leaders_transition_and_each_lost_brokers_
     assert since == datetime.datetime(2026, 11, 25, 3, 18, 40, tzinfo=datetime.UTC).timestamp()
     assert scale.leader_at(LOG, since) == pytest.approx(since + 0.5)
     assert scale.fenced_at(LOG, {201, 202}, since) == {201: since + 6.25, 202: since + 7.0}
+    # Two controllers' logs, or a rolled file after the current one: the earliest fencing after the kill counts.
+    later_first = "\n".join(reversed(LOG.splitlines()))
+    assert scale.fenced_at(later_first, {201, 202}, since) == {201: since + 6.25, 202: since + 7.0}
     assert scale.leader_at(LOG, since + 1) is None
     assert scale.log_time("not a log line") is None
 
@@ -126,6 +129,10 @@ def test_the_recovery_model_copies_what_was_written_to_the_lost_dcs_replicas_at_
     assert scale.recovery_model(240e6, 2**20, 3, 2) == scale.recovery_model(240e6, 2**20, 2, 2)
     with pytest.raises(ValueError, match="positive rate"):
         scale.recovery_model(1, 0, 2, 2)
+    # The load still writing 2**19 B/s to the lost replicas leaves 1.5 MiB/s of the throttle for the backlog.
+    assert scale.recovery_model(240e6, 2**20, 2, 2, inflow=2**19) == pytest.approx(240e6 / (1.5 * 2**20))
+    with pytest.raises(ValueError, match="never catch up"):
+        scale.recovery_model(240e6, 2**20, 2, 2, inflow=2**21)
 
 
 def snapshot(fenced=False, registered=True, isr=(101, 102, 201, 202)):
