@@ -231,6 +231,18 @@ def test_a_failed_read_is_served_as_failed_and_its_figures_left_out():
     assert 'stretch_partitions_under_min_isr{dc="dc1",topic="load"} 0' in exp.metrics()
 
 
+class TimedOut(StubCluster):
+    def groups(self):
+        raise TimeoutError  # what a future's result(timeout=...) raises: no message of its own
+
+
+def test_a_read_that_times_out_is_logged_and_served_with_its_kind_not_an_empty_message(capsys):
+    exp = Exporter(SETTINGS, TimedOut(), clock=lambda: 1000.0)
+    exp.read_once()
+    assert exp.errors == {"groups": "TimeoutError"}
+    assert "reading the groups failed: TimeoutError" in capsys.readouterr().err
+
+
 class Uncommitted(StubCluster):
     def groups(self):
         return {"g": {"members": [("/10.2.0.20", [("load", 0), ("load", 1)])], "committed": {("load", 1): 3}}}

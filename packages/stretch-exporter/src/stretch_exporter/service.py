@@ -67,8 +67,9 @@ class Exporter:
                 self.errors.pop(part, None)
             except Exception as exc:  # noqa: BLE001  a failed read is served as such, and logged
                 samples, ok = [], False
-                self.errors[part] = str(exc)
-                print(f"stretch_exporter: reading the {part} failed: {exc}", file=sys.stderr, flush=True)
+                # A future's timeout says nothing of itself (str() is empty): its type names it.
+                self.errors[part] = str(exc) or type(exc).__name__
+                print(f"stretch_exporter: reading the {part} failed: {self.errors[part]}", file=sys.stderr, flush=True)
             ended = self.monotonic()
             with self.lock:
                 self.parts[part] = {"samples": samples, "ok": ok, "at": self.clock(), "took": ended - started,
