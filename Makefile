@@ -212,9 +212,10 @@ bench-topics: collection
 # one run, and the DC-loss stall phase by phase in both quorum cases; against
 # the running testbed with the WAN on (hours: a DC away 10 minutes at each
 # size). reports/bench-scale.json, docs/images/bench-scale.png, the table for
-# docs/benchmarks.md. AWAY=<minutes> to change how long the DC stays away.
+# docs/benchmarks.md. AWAY=<minutes> to change how long the DC stays away,
+# SIZES="100 4000" to measure other sizes (the targets compare the run's own).
 bench-scale: collection
-	python -m testkit.bench.scale $(if $(AWAY),--away $(AWAY))
+	python -m testkit.bench.scale $(if $(AWAY),--away $(AWAY)) $(foreach size,$(SIZES),--size $(size))
 
 # Cross-DC bytes of four runs by a client in dc1 (produce with leaders split
 # evenly, produce to dc1's leaders only, read back with and without

@@ -569,18 +569,19 @@ def draw(report, path=PICTURE):
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     sizes = sorted(report.get("sizes") or [], key=lambda s: s["partitions"])
-    fig, ax = plt.subplots(figsize=(8, 5.5))
-    for label, path_ in COSTS:
+    fig, ax = plt.subplots(figsize=(11, 5.5))
+    styles = ("-", "--", ":")  # matplotlib's ten colours repeat: a second and third line style tells them apart
+    for n, (label, path_) in enumerate(COSTS):
         points = [(s["partitions"], v) for s in sizes if isinstance(v := _figure(s, path_), (int, float)) and v > 0]
         if len(points) >= 2:
-            ax.plot(*zip(*points, strict=True), marker="o", label=label)
+            ax.plot(*zip(*points, strict=True), marker="o", linestyle=styles[n // 10 % 3], label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("partitions in the cluster (RF 4)")
     ax.set_ylabel("cost (seconds, requests, MiB)")
     ax.set_title("make bench-scale: what each operation costs as the cluster grows")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=6.5, loc="upper left")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -1027,7 +1028,11 @@ class ScaleBench:
         print(f"bench-scale: {total} partitions ({len(self.declared)} scale topics)", flush=True)
         created_at = time.time()
         self.converges(figures)
-        figures["exporter"] = self.exporter(exporter_url, created_at)
+        try:
+            figures["exporter"] = self.exporter(exporter_url, created_at)
+        except (OSError, BenchFailed) as exc:  # the exporter gone (refused) or reading nothing: the rest goes on
+            self.problems.append(f"{total} partitions: no scrape of the cluster's exporter: {exc}")
+            figures["exporter"] = {"error": str(exc)}
         figures["restart"] = self.rolling_restart()
         figures["heap"] = self.heap()
         figures["controller_failover"] = self.controller_failover()
@@ -1062,7 +1067,7 @@ def exporter_running(cluster, workdir):
     if not written.ok:
         raise BenchFailed(f"playbooks/monitoring.yml failed; see {written.log}")
     port = _free_port()
-    log = (Path(workdir) / "exporter.log").open("w")
+    log = (WORKDIR / "exporter.log").open("w")  # kept: a run's exporter is judged by what it logged too
     process = subprocess.Popen(cluster_exporter.command(rules / "stretch-exporter.json", f"127.0.0.1:{port}"),
                                stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
     return process, f"http://127.0.0.1:{port}/metrics"
@@ -1132,8 +1137,8 @@ def main(argv=None):
         return 0
     try:
         measure(args, report)
-    except BenchFailed as exc:
-        report["problems"].append(str(exc))
+    except Exception as exc:  # noqa: BLE001  whatever stopped the run, what it measured is still reported and judged
+        report["problems"].append(f"the run stopped: {type(exc).__name__}: {exc}")
     return 0 if finish(report)["ok"] else 1
 
 
