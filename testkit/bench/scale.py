@@ -270,10 +270,12 @@ def partitions_known(timeline, since, dead):
 
 
 def first_acks(acks, since):
-    """{partition: its first acknowledgement at or after since}, of [(partition, time acknowledged)]."""
+    """{partition: the first acknowledgement of a record written at or after since}, of [(partition, time
+    acknowledged, time written)]: a record written before (in flight at the kill) proves nothing about the
+    writes the loss stalled."""
     out = {}
-    for p, t in sorted(acks, key=lambda a: a[1]):
-        if t >= since:
+    for p, t, written in sorted(acks, key=lambda a: a[1]):
+        if written >= since:
             out.setdefault(p, t)
     return out
 
@@ -673,7 +675,8 @@ class StallProbe(threading.Thread):
 
     def _delivered(self, err, msg):
         if err is None:
-            self.acks.append((msg.partition(), time.time()))
+            # The record's CreateTime, which the producer stamps when it is produced: when it was written.
+            self.acks.append((msg.partition(), time.time(), msg.timestamp()[1] / 1000))
         else:
             self.errors.append((msg.partition(), err.name()))
 
@@ -952,8 +955,10 @@ class ScaleBench:
             p.wait(timeout=60)
         went = [int(self.node_exec(n.host, "systemctl show kafka -p InactiveEnterTimestampMonotonic --value").strip())
                 for n in lost]  # fmt: skip
-        killed = wall_of_monotonic(min(went) / 1e6)
-        load.mark(f"{self.second} lost", min(went) / 1e6)
+        # The DC is lost once its last node is dead: the kills, made at once, land up to a second apart on a busy
+        # host, and a write stalls only once every replica it waits for is gone.
+        killed = wall_of_monotonic(max(went) / 1e6)
+        load.mark(f"{self.second} lost", max(went) / 1e6)
         time.sleep(30)
         failover = self.playbook("dc_failover", kafka_ops_failover_dc=self.second, kafka_ops_failover_mode="kill")
         survivors = [c for c in self.cluster.controllers if c.dc != self.second]
@@ -963,6 +968,7 @@ class ScaleBench:
         stall = stall_phases(killed, elected, fenced_at(logs, dead, killed), moved,
                              partitions_known(probe.leaders, killed, dead), first_acks(probe.acks, killed),
                              self.session_timeout(), parts)  # fmt: skip
+        stall["kill_spread_seconds"] = round((max(went) - min(went)) / 1e6, 3)
         figures = {"placed": True, "stall": stall, "failover_seconds": failover.seconds,
                    "probe_errors": len(probe.errors)}  # fmt: skip
         away = away_minutes * 60 if away_minutes else 0

@@ -78,8 +78,12 @@ def test_a_client_knows_a_partitions_leader_once_its_metadata_names_a_live_one_a
     timeline = [(KILLED - 5, {0: 201, 1: 101}), (KILLED + 2, {0: 201, 1: 101}), (KILLED + 7, {0: -1, 1: 101}),
                 (KILLED + 8, {0: 102, 1: 101})]  # fmt: skip
     assert scale.partitions_known(timeline, KILLED, {201, 202}) == {0: KILLED + 8, 1: KILLED + 2}
-    acks = [(0, KILLED - 1), (1, KILLED + 0.5), (0, KILLED + 8.4), (0, KILLED + 9)]
+    acks = [(0, KILLED - 1, KILLED - 1.01), (1, KILLED + 0.5, KILLED + 0.4), (0, KILLED + 8.4, KILLED + 1),
+            (0, KILLED + 9, KILLED + 8.9)]  # fmt: skip
     assert scale.first_acks(acks, KILLED) == {1: KILLED + 0.5, 0: KILLED + 8.4}
+    # A record written before the kill and acknowledged after it (in flight) is not the stall's end.
+    in_flight = [(0, KILLED + 0.2, KILLED - 0.05), (0, KILLED + 7.1, KILLED + 0.3)]
+    assert scale.first_acks(in_flight, KILLED) == {0: KILLED + 7.1}
 
 
 def test_a_stall_with_the_quorum_leader_elsewhere_is_split_from_the_kill_and_its_floor_is_the_session_timeout():
