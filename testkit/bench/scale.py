@@ -320,7 +320,7 @@ def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, se
             "leaders_moved": leaders_moved,
             "clients_knew": known,
             "last_first_ack": last_ack,
-        },  # fmt: skip
+        },
         "stall_seconds": stall,
         "first_ack_seconds": since(min(acked.values()) if acked else None, killed),
         "floor_seconds": floor,
@@ -330,7 +330,7 @@ def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, se
         "by_partition": {
             str(p): {"client_knew": since(clients_knew.get(p), killed), "acked": since(acked.get(p), killed)}
             for p in sorted(every)
-        },  # fmt: skip
+        },
     }
 
 
