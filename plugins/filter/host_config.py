@@ -32,6 +32,7 @@ class FilterModule:
             "kernel_settings": _guard(kernel_settings),
             "node_layout": _guard(sizing.node_layout),
             "platform_problem": _guard(platforms.problem),
+            "start_timeout": _guard(sizing.start_timeout),
             "platform_release": _guard(platforms.release),
             "systemd_text": _guard(systemd.text),
             "systemd_word": _guard(systemd.word),

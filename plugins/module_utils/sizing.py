@@ -39,6 +39,9 @@ INTERNAL = (  # (its partitions setting, its replication factor setting, Kafka's
 )
 OPEN_FILES_ALLOWANCE = 5000
 MAP_AREAS_ALLOWANCE = 5000
+# A broker loads every partition log it holds before it opens its listeners: 4,000 logs took 42 s on the testbed's
+# broker (10.5 ms a log, two cores shared by ten nodes under load); kafka_node_start_seconds_per_log defaults to
+# about twice that.
 
 
 class SizingError(ValueError):
@@ -164,3 +167,15 @@ def limit_problems(host, layout, open_files, map_count=None):
                 f"{MAP_AREAS_ALLOWANCE} for the JVM), kafka_node_sysctl sets {maps}"
             )
     return problems
+
+
+def start_timeout(base, logs, seconds_per_log):
+    """Seconds a restarted node may take to open its listeners: base (the JVM's start and the metadata log, whatever
+    the node holds) and seconds_per_log for each of the `logs` partition logs it loads first, rounded up."""
+    try:
+        per_log = float(str(seconds_per_log))
+    except ValueError:
+        per_log = math.nan
+    if not 0 <= per_log < 60:
+        raise SizingError(f"kafka_node_start_seconds_per_log must be from 0 to 60 seconds, not {seconds_per_log!r}")
+    return _whole(base, "kafka_node_start_timeout") + math.ceil(_whole(logs, "the partition logs", low=0) * per_log)

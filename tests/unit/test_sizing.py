@@ -127,3 +127,25 @@ def test_a_limit_that_is_no_number_is_named():
     layout = node_layout(model([]), "b101", NO_INTERNAL, 3)
     with pytest.raises(sizing.SizingError, match="dc1-broker1: kafka_node_nofile_limit must be a whole number"):
         limit_problems("dc1-broker1", layout, "many")
+
+
+def test_a_restarted_broker_is_given_the_base_wait_and_more_for_each_log_it_loads_first():
+    # The broker that held 4,048 logs opened its listeners 186 s after its start on the testbed: the 180 s base
+    # alone failed it, the derived wait holds it.
+    assert sizing.start_timeout(180, 4048, 0.025) == 282 > 186
+    assert sizing.start_timeout("180", 0, "0.025") == 180  # a controller holds no partition log
+    assert sizing.start_timeout(180, 1, 0.025) == 181  # rounded up: never less than the logs need
+
+
+@pytest.mark.parametrize(
+    ("base", "logs", "per_log", "message"),
+    [
+        (0, 10, 0.025, "kafka_node_start_timeout must be at least 1"),
+        ("3m", 10, 0.025, "kafka_node_start_timeout must be a whole number"),
+        (180, 10, -1, "kafka_node_start_seconds_per_log must be from 0 to 60"),
+        (180, 10, "fast", "kafka_node_start_seconds_per_log must be from 0 to 60 seconds, not 'fast'"),
+    ],
+)
+def test_a_start_wait_that_is_no_number_of_seconds_is_refused(base, logs, per_log, message):
+    with pytest.raises(ValueError, match=message):
+        sizing.start_timeout(base, logs, per_log)
