@@ -357,31 +357,45 @@ def recovery_model(copies, rate, senders, receivers, inflow=0.0):
 
 
 def gates_beside_catch_up(restarts, watched, resolution):
-    """Each broker's gate wait after its restart beside the time its replicas took to catch up.
+    """Each broker's gate after its restart beside the time its replicas took to catch up.
 
-    restarts: the kafka_restarts stats ([{host, node_id, gate_before_seconds, gate_after_seconds}]); watched:
-    {node id: {"registered": when it was back unfenced, "caught_up": when it was in every ISR of its again}};
-    resolution: seconds within which the two cannot be told apart (the watcher's and the gate's polling). Met
-    when the gate waited no longer than the catch-up, within that.
+    restarts: the kafka_restarts stats ([{host, node_id, gate_before_seconds, gate_after_seconds, gate_passed_at}]);
+    watched: {node id: isr_moments()}: when it was back unfenced ("registered"), next in every ISR of its
+    ("caught_up"), and next with no partition under-replicated ("whole"), on this machine's clock as the gate's
+    gate_passed_at is; resolution: seconds within which the two cannot be told apart (the watcher's and the gate's
+    polling).
+
+    The gate (broker_back) passes once the broker is in every ISR of its and nothing is under-replicated: met when it
+    passed within resolution of the moment both held ("ready"), so it waited for nothing else. catch_up_seconds is
+    registered to caught_up; passed_after_ready_seconds how long after ready the gate passed. A restart recorded
+    without gate_passed_at (an older collection) is judged by its wait against the catch-up.
     """
     out = []
     for r in restarts:
         seen = watched.get(int(r["node_id"]), {})
-        catch_up = None
+        catch_up = ready = late = None
         if seen.get("registered") is not None and seen.get("caught_up") is not None:
             catch_up = round(max(0.0, seen["caught_up"] - seen["registered"]), 2)
+            ready = max(seen["caught_up"], seen.get("whole") or seen["caught_up"])
         gate = float(r["gate_after_seconds"])
+        if r.get("gate_passed_at") in (None, ""):
+            met = catch_up is not None and gate <= catch_up + resolution
+        else:
+            late = None if ready is None else round(float(r["gate_passed_at"]) - ready, 2)
+            met = late is not None and late <= resolution
         out.append({"host": r["host"], "node_id": int(r["node_id"]), "gate_after_seconds": gate,
                     "gate_before_seconds": float(r["gate_before_seconds"]), "catch_up_seconds": catch_up,
-                    "met": catch_up is not None and gate <= catch_up + resolution})  # fmt: skip
+                    "whole_after_caught_up_seconds": None if ready is None else round(ready - seen["caught_up"], 2),
+                    "passed_after_ready_seconds": late, "met": met})  # fmt: skip
     return out
 
 
 def isr_moments(polls, node):
-    """{"left", "registered", "caught_up"} of a broker's restart, from the watcher's polls [(time, snapshot)]
-    (snapshot: {"brokers": {id: {"fenced"}}, "partitions": [{replicas, isr}]}): when it first dropped out (fenced,
-    unregistered or out of an ISR of its), when it was registered unfenced again after it was last seen gone (or
-    after it dropped out, when no poll saw it gone), and when next in every ISR of its."""
+    """{"left", "registered", "caught_up", "whole"} of a broker's restart, from the watcher's polls [(time,
+    snapshot)] (snapshot: {"brokers": {id: {"fenced"}}, "partitions": [{replicas, isr}]}): when it first dropped out
+    (fenced, unregistered or out of an ISR of its), when it was registered unfenced again after it was last seen gone
+    (or after it dropped out, when no poll saw it gone), when next in every ISR of its, and when next (from then) no
+    partition at all was under-replicated."""
 
     def out_of_isr(s):
         return any(node in p["replicas"] and node not in p["isr"] for p in s["partitions"])
@@ -392,7 +406,7 @@ def isr_moments(polls, node):
 
     left = first_after(polls, -math.inf, down)
     if left is None:
-        return {"left": None, "registered": None, "caught_up": None}
+        return {"left": None, "registered": None, "caught_up": None, "whole": None}
 
     def gone(s):
         return node not in s["brokers"] or s["brokers"][node]["fenced"]
@@ -403,7 +417,12 @@ def isr_moments(polls, node):
     went = first_after(polls, left, gone)
     registered = first_after(polls, left if went is None else went, live)
     caught_up = None if registered is None else first_after(polls, registered, lambda s: not down(s))
-    return {"left": left, "registered": registered, "caught_up": caught_up}
+
+    def whole(s):
+        return all(set(p["replicas"]) <= set(p["isr"]) for p in s["partitions"])
+
+    whole_at = None if caught_up is None else first_after(polls, caught_up, whole)
+    return {"left": left, "registered": registered, "caught_up": caught_up, "whole": whole_at}
 
 
 def led_outside(snapshot, dead):
@@ -512,8 +531,10 @@ def verdict(report):
             check(f"{n} partitions, DC-loss stall ({case}) over its floor, s", over, f"<= {STALL_OVER_FLOOR_SECONDS}",
                   over is not None and over <= STALL_OVER_FLOOR_SECONDS)  # fmt: skip
         gates = _figure(size, ("restart", "gates")) or []
-        check(f"{n} partitions, each broker's gate wait no longer than its catch-up",
-              [(g["host"], g["gate_after_seconds"], g["catch_up_seconds"]) for g in gates], "gate <= catch-up",
+        check(f"{n} partitions, each broker's gate passed when its replicas had caught up (and nothing was short)",
+              [(g["host"], g["gate_after_seconds"], g["catch_up_seconds"], g.get("passed_after_ready_seconds"))
+               for g in gates],
+              "passed within the watcher's and the gate's polling of that moment",
               gates and all(g["met"] for g in gates))  # fmt: skip
         recovery = _figure(size, ("dc_loss", "leader_elsewhere", "recovery")) or {}
         measured, model = recovery.get("catch_up_seconds"), recovery.get("model_seconds")

@@ -145,20 +145,33 @@ def snapshot(fenced=False, registered=True, isr=(101, 102, 201, 202)):
 
 
 def test_a_brokers_restart_is_read_from_the_watchers_polls_and_its_gate_judged_against_its_catch_up():
+    other_short = {"replicas": [101, 102, 201, 202], "isr": [101, 201, 202], "leader": 101}
     polls = [(10.0, snapshot()), (11.0, snapshot(isr=(101, 102, 202))), (12.0, snapshot(registered=False)),
              (14.0, snapshot(isr=(101, 102, 202))), (17.5, snapshot()), (18.0, snapshot())]  # fmt: skip
+    polls[4][1]["partitions"].append(other_short)  # another broker's replica out of an ISR when 201 caught up
     moments = scale.isr_moments(polls, 201)
-    assert moments == {"left": 11.0, "registered": 14.0, "caught_up": 17.5}
+    assert moments == {"left": 11.0, "registered": 14.0, "caught_up": 17.5, "whole": 18.0}
     restarts = [
-        {"host": "dc2-broker1", "node_id": 201, "gate_before_seconds": 0.4, "gate_after_seconds": 4.2},
-        {"host": "dc2-broker2", "node_id": 202, "gate_before_seconds": 0.4, "gate_after_seconds": 9.0},
-    ]
+        {"host": "dc2-broker1", "node_id": 201, "gate_before_seconds": 0.4, "gate_after_seconds": 4.2,
+         "gate_passed_at": 19.0},
+        {"host": "dc2-broker2", "node_id": 202, "gate_before_seconds": 0.4, "gate_after_seconds": 9.0,
+         "gate_passed_at": 19.0},
+    ]  # fmt: skip
     judged = scale.gates_beside_catch_up(restarts, {201: moments}, resolution=1.5)
     assert judged[0]["catch_up_seconds"] == 3.5
+    assert judged[0]["whole_after_caught_up_seconds"] == 0.5
+    assert judged[0]["passed_after_ready_seconds"] == 1.0
     assert judged[0]["met"]
     assert judged[1]["catch_up_seconds"] is None
     assert not judged[1]["met"], "a broker whose catch-up nobody saw is not met"
-    assert scale.isr_moments([(1.0, snapshot())], 201) == {"left": None, "registered": None, "caught_up": None}
+    late = scale.gates_beside_catch_up([{**restarts[0], "gate_passed_at": 21.0}], {201: moments}, resolution=1.5)
+    assert late[0]["passed_after_ready_seconds"] == 3.0
+    assert not late[0]["met"], "a gate that passed 3 s after its conditions held waited for something else"
+    older = {k: v for k, v in restarts[0].items() if k != "gate_passed_at"}
+    assert scale.gates_beside_catch_up([older], {201: moments}, resolution=1.5)[0]["met"]  # 4.2 <= 3.5 + 1.5
+    assert scale.isr_moments([(1.0, snapshot())], 201) == {
+        "left": None, "registered": None, "caught_up": None, "whole": None,
+    }  # fmt: skip
 
 
 def test_the_cluster_is_led_outside_the_lost_dc_once_no_dead_broker_leads_or_is_in_an_isr():
