@@ -54,6 +54,7 @@ import contextlib
 import datetime
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -87,10 +88,12 @@ BROKER_HEAP = "-Xms1g -Xmx1g"
 THROTTLE = 1_048_576
 AWAY_MINUTES = 10
 EXPORTER_INTERVAL = 10
-# The targets, each against the same run's smallest size: (key, what, threshold).
+# The targets, each against the same run's smallest size: (path in a size's figures, what, threshold). The no-op
+# converge's CPU on the controller is its own cost; its wall time also waits on nodes that share the host's cores.
 RATIO_TARGETS = (
-    ("noop_converge_seconds", "a no-op converge", 1.5),
-    ("status_seconds", "status", 1.5),
+    (("noop_converge_seconds",), "a no-op converge", 1.5),
+    (("noop_converge_cpu", "controller_cpu_seconds"), "a no-op converge's CPU on the controller", 1.5),
+    (("status_seconds",), "status", 1.5),
 )
 STALL_GROWTH_SECONDS = 1.0  # the DC-loss write stall at the largest size, over the smallest's
 STALL_OVER_FLOOR_SECONDS = 1.0  # the stall over the floor, in both quorum cases
@@ -206,6 +209,36 @@ def offline(total, nodes=None, clock=time.perf_counter):
 
 
 # -- what a playbook run sent ---------------------------------------------------------
+GO_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|µs|us|ns)")
+GO_UNITS = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "µs": 1e-6, "us": 1e-6, "ns": 1e-9}
+
+
+def go_seconds(text):
+    """Seconds of a Go duration ("1m2.5s", "830ms": how podman stats gives a container's CPU time)."""
+    parts = GO_DURATION.findall(text or "")
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        raise ValueError(f"not a Go duration: {text!r}")
+    return sum(float(n) * GO_UNITS[u] for n, u in parts)
+
+
+def containers_cpu_seconds(stats, names):
+    """{name: CPU seconds} of the named containers, from `podman stats --format json`; a node missing is an error."""
+    found = {row["name"]: go_seconds(row["cpu_time"]) for row in stats}
+    missing = sorted(set(names) - set(found))
+    if missing:
+        raise ValueError(f"podman stats gave no CPU time for {', '.join(missing)}")
+    return {name: found[name] for name in names}
+
+
+def cpu_figures(before, after, wall):
+    """What a step cost in CPU: the controller's (this process's children: ansible-playbook and its workers) and the
+    testbed's nodes', in seconds and as cores over the step's wall time. before/after: ({"controller", "nodes"})."""
+    controller = after["controller"] - before["controller"]
+    nodes = sum(after["nodes"].values()) - sum(before["nodes"].values())
+    return {"controller_cpu_seconds": round(controller, 1), "nodes_cpu_seconds": round(nodes, 1),
+            "nodes_cores": round(nodes / wall, 2) if wall > 0 else None}  # fmt: skip
+
+
 def admin_requests(tasks):
     """{"total", "by_api", "modules"} summed over every admin_requests a run's modules reported (the JSON callback's
     tasks), and how many module results carried one."""
@@ -513,8 +546,8 @@ def verdict(report):
             check(f"{size['partitions']} partitions, {label}: acknowledged records lost", lost, 0, lost == 0)
     if len(sizes) >= 2:
         small, large = sizes[0], sizes[-1]
-        for key, what, ratio in RATIO_TARGETS:
-            a, b = small.get(key), large.get(key)
+        for path, what, ratio in RATIO_TARGETS:
+            a, b = _figure(small, path), _figure(large, path)
             value = round(b / a, 2) if a and b is not None else None
             check(f"{what} at {large['partitions']} over {small['partitions']} partitions", value, f"<= {ratio}",
                   value is not None and value <= ratio)  # fmt: skip
@@ -557,6 +590,9 @@ COSTS = (  # (label, path in a size's figures)
     ("create converge, admin requests", ("create_converge_requests", "total")),
     ("no-op converge, s", ("noop_converge_seconds",)),
     ("no-op converge, admin requests", ("noop_converge_requests", "total")),
+    ("no-op converge, controller CPU, s", ("noop_converge_cpu", "controller_cpu_seconds")),
+    ("no-op converge, nodes' CPU, cores", ("noop_converge_cpu", "nodes_cores")),
+    ("nodes' CPU while idle, cores", ("idle_nodes_cores",)),
     ("status, s", ("status_seconds",)),
     ("status, admin requests", ("status_requests", "total")),
     ("exporter scrape, s", ("exporter", "scrape_seconds")),
@@ -786,6 +822,21 @@ class ScaleBench:
             raise BenchFailed(f"{name} failed (rc {result.returncode}); see {result.log}")
         return result
 
+    def cpu(self):
+        """The CPU seconds spent so far by this process's finished children and by each of the testbed's nodes."""
+        stats = json.loads(subprocess.run(["podman", "stats", "--no-stream", "--format", "json"], capture_output=True,
+                                          text=True, check=True, timeout=120).stdout)  # fmt: skip
+        spent = os.times()
+        nodes = containers_cpu_seconds(stats, [n.host for n in self.cluster.nodes])
+        return {"controller": spent.children_user + spent.children_system, "nodes": nodes}
+
+    def idle_cpu(self, seconds=30):
+        """The cores the testbed's nodes use with nothing but Kafka's own work (replication fetches, heartbeats) to
+        do, over `seconds`: what the playbooks share the host's two cores with."""
+        before, started = self.cpu(), time.monotonic()
+        time.sleep(seconds)
+        return cpu_figures(before, self.cpu(), time.monotonic() - started)["nodes_cores"]
+
     def node_exec(self, host, command, check=True, timeout=120):
         return subprocess.run(["podman", "exec", host, "sh", "-c", command], capture_output=True, text=True,
                               timeout=timeout, check=check).stdout  # fmt: skip
@@ -801,7 +852,10 @@ class ScaleBench:
         figures["create_converge_seconds"] = created.seconds
         figures["create_converge_changed"] = created.changed
         figures["create_converge_requests"] = admin_requests(created.tasks)
+        figures["idle_nodes_cores"] = self.idle_cpu()
+        before = self.cpu()
         noop = self.playbook("site")
+        figures["noop_converge_cpu"] = cpu_figures(before, self.cpu(), noop.seconds)
         figures["noop_converge_seconds"] = noop.seconds
         figures["noop_converge_changed"] = noop.changed
         figures["noop_converge_requests"] = admin_requests(noop.tasks)

@@ -233,7 +233,7 @@ def test_the_first_limit_a_growing_cluster_reaches_is_where_the_busiest_broker_c
     assert found["2+2 brokers"]["heap (1024 MiB)"] < found["2+2 brokers"]["open files (kafka_node_nofile_limit 100000)"]
 
 
-def size(partitions, noop, status, stall_elsewhere, stall_lost, lost=0, gate=3.0, catch_up=3.0, catch=60.0):
+def size(partitions, noop, status, stall_elsewhere, stall_lost, lost=0, gate=3.0, catch_up=3.0, catch=60.0, cpu=None):
     def loss(stall, floor):
         return {
             "load": {"lost": lost},
@@ -242,6 +242,7 @@ def size(partitions, noop, status, stall_elsewhere, stall_lost, lost=0, gate=3.0
 
     return {
         "partitions": partitions, "noop_converge_seconds": noop, "status_seconds": status,
+        "noop_converge_cpu": {"controller_cpu_seconds": noop * 0.8 if cpu is None else cpu},
         "restart": {"load": {"lost": lost}, "gates": [{"host": "b", "gate_after_seconds": gate,
                                                        "catch_up_seconds": catch_up, "met": gate <= catch_up + 1.5}]},
         "exporter": {"scrape_seconds": 0.05, "reads": {"partitions": {"ok": 1.0, "seconds": 1.2}}},
@@ -256,7 +257,7 @@ def test_the_verdict_holds_each_target_against_the_smallest_size_of_the_same_run
     checks = {c["target"]: c for c in scale.verdict(report)}
     assert all(c["met"] for c in checks.values()), [c for c in checks.values() if not c["met"]]
     assert checks["a no-op converge at 4000 over 100 partitions"]["value"] == 1.4
-    report["sizes"][0] = size(4000, 160, 5.0, 7.5, 9.1, lost=2, catch=80.0)
+    report["sizes"][0] = size(4000, 160, 5.0, 7.5, 9.1, lost=2, catch=80.0, cpu=88.0)
     failed = {c["target"] for c in scale.verdict(report) if not c["met"]}
     assert failed == {
         "4000 partitions, rolling restart: acknowledged records lost",
@@ -288,3 +289,36 @@ def test_a_saved_report_gets_its_table_picture_and_verdict(tmp_path, capsys):
     assert "| no-op converge, s | 100 | 140 |" in out
     assert done["extrapolated"]["no-op converge, s"]["slope"] == pytest.approx(math.log(1.4) / math.log(40), abs=1e-3)
     assert "met      a no-op converge at 4000 over 100 partitions" in out
+
+
+def test_a_containers_cpu_time_is_read_from_podmans_go_durations():
+    assert scale.go_seconds("6.861024261s") == pytest.approx(6.861024261)
+    assert scale.go_seconds("1m2.5s") == 62.5
+    assert scale.go_seconds("1h0m3s") == 3603
+    assert scale.go_seconds("830ms") == pytest.approx(0.83)
+    assert scale.go_seconds("12µs") == pytest.approx(12e-6)
+    for text in ("", "6.8", "6.8 s", "1m2.5sx", None):
+        with pytest.raises(ValueError, match="not a Go duration"):
+            scale.go_seconds(text)
+    stats = [{"name": "dc1-broker1", "cpu_time": "2s"}, {"name": "dc1-spark", "cpu_time": "1s"}]
+    assert scale.containers_cpu_seconds(stats, ["dc1-broker1"]) == {"dc1-broker1": 2.0}
+    with pytest.raises(ValueError, match="no CPU time for dc2-broker1"):
+        scale.containers_cpu_seconds(stats, ["dc1-broker1", "dc2-broker1"])
+
+
+def test_a_steps_cpu_is_split_between_the_controller_and_the_nodes_and_the_nodes_given_in_cores():
+    before = {"controller": 10.0, "nodes": {"a": 100.0, "b": 50.0}}
+    after = {"controller": 40.0, "nodes": {"a": 130.0, "b": 80.0}}
+    assert scale.cpu_figures(before, after, 40.0) == {
+        "controller_cpu_seconds": 30.0, "nodes_cpu_seconds": 60.0, "nodes_cores": 1.5,
+    }  # fmt: skip
+    assert scale.cpu_figures(before, after, 0)["nodes_cores"] is None
+
+
+def test_the_no_op_converges_cpu_on_the_controller_is_judged_beside_its_wall_time():
+    small = {"partitions": 100, "noop_converge_seconds": 75.0, "noop_converge_cpu": {"controller_cpu_seconds": 60.0}}
+    large = {"partitions": 4000, "noop_converge_seconds": 131.0, "noop_converge_cpu": {"controller_cpu_seconds": 66.0}}
+    checks = {c["target"]: c for c in scale.verdict({"sizes": [small, large]})}
+    assert not checks["a no-op converge at 4000 over 100 partitions"]["met"]
+    cpu = checks["a no-op converge's CPU on the controller at 4000 over 100 partitions"]
+    assert (cpu["value"], cpu["met"]) == (1.1, True)
