@@ -74,6 +74,7 @@ REPORT = REPO / "reports/bench-scale.json"
 PICTURE = REPO / "docs/images/bench-scale.png"
 WORKDIR = REPO / "reports/bench-scale"
 SIZES = (100, 1000, 4000)
+STEPS = ("converges", "exporter", "restart", "heap", "controller", "dc_loss")
 PLACEMENT_ONLY = 20_000
 EXTRAPOLATE_TO = 50_000
 RF = 4
@@ -1108,19 +1109,25 @@ class ScaleBench:
         figures = {"partitions": total, "scale_topics": len(self.declared), "offline": offline(total)}
         print(f"bench-scale: {total} partitions ({len(self.declared)} scale topics)", flush=True)
         created_at = time.time()
-        self.converges(figures)
-        try:
-            figures["exporter"] = self.exporter(exporter_url, created_at)
-        except (OSError, BenchFailed) as exc:  # the exporter gone (refused) or reading nothing: the rest goes on
-            self.problems.append(f"{total} partitions: no scrape of the cluster's exporter: {exc}")
-            figures["exporter"] = {"error": str(exc)}
-        figures["restart"] = self.rolling_restart()
-        figures["heap"] = self.heap()
-        figures["controller_failover"] = self.controller_failover()
-        figures["dc_loss"] = {
-            "leader_elsewhere": self.dc_loss(False, self.args.away),
-            "leader_in_lost_dc": self.dc_loss(True, 0),
-        }
+        steps = self.args.steps
+        self.converges(figures)  # always: it lays the size's topics down
+        if "exporter" in steps:
+            try:
+                figures["exporter"] = self.exporter(exporter_url, created_at)
+            except (OSError, BenchFailed) as exc:  # the exporter gone (refused) or reading nothing: the rest goes on
+                self.problems.append(f"{total} partitions: no scrape of the cluster's exporter: {exc}")
+                figures["exporter"] = {"error": str(exc)}
+        if "restart" in steps:
+            figures["restart"] = self.rolling_restart()
+        if "heap" in steps:
+            figures["heap"] = self.heap()
+        if "controller" in steps:
+            figures["controller_failover"] = self.controller_failover()
+        if "dc_loss" in steps:
+            figures["dc_loss"] = {
+                "leader_elsewhere": self.dc_loss(False, self.args.away),
+                "leader_in_lost_dc": self.dc_loss(True, 0),
+            }
         return figures
 
     def cleanup(self):
@@ -1202,11 +1209,15 @@ def main(argv=None):
     p.add_argument("--nofile", type=int, default=NOFILE, help="the brokers' open-files limit in the overlay")
     p.add_argument("--broker-heap", default=BROKER_HEAP, help="the brokers' heap options in the overlay")
     p.add_argument("--gate-interval", type=float, default=1.0, help="kafka_ops_gate_interval")
+    p.add_argument("--step", action="append", dest="steps", choices=STEPS,
+                   help="measure only these steps at each size (repeat; the converges always run): "
+                        "a partial run, its other targets not met")  # fmt: skip
     p.add_argument("--keep", action="store_true", help="leave the scale topics and the overlay's settings in place")
     p.add_argument("--offline", action="store_true", help="only preflight and placement, no cluster")
     p.add_argument("--report", type=Path, help="only the verdict, the table and the picture of a saved report")
     args = p.parse_args(argv)
     args.sizes = sorted(args.sizes or SIZES)
+    args.steps = tuple(args.steps or STEPS)
     if args.report:
         return 0 if finish(json.loads(args.report.read_text()), args.report)["ok"] else 1
     report = {"sizes": [], "problems": [], "rf": RF,
