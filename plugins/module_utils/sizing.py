@@ -177,5 +177,7 @@ def start_timeout(base, logs, seconds_per_log):
     except ValueError:
         per_log = math.nan
     if not 0 <= per_log < 60:
-        raise SizingError(f"kafka_node_start_seconds_per_log must be from 0 to 60 seconds, not {seconds_per_log!r}")
+        raise SizingError(
+            f"kafka_node_start_seconds_per_log must be at least 0 and under 60 seconds, not {seconds_per_log!r}"
+        )
     return _whole(base, "kafka_node_start_timeout") + math.ceil(_whole(logs, "the partition logs", low=0) * per_log)

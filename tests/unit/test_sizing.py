@@ -142,8 +142,9 @@ def test_a_restarted_broker_is_given_the_base_wait_and_more_for_each_log_it_load
     [
         (0, 10, 0.025, "kafka_node_start_timeout must be at least 1"),
         ("3m", 10, 0.025, "kafka_node_start_timeout must be a whole number"),
-        (180, 10, -1, "kafka_node_start_seconds_per_log must be from 0 to 60"),
-        (180, 10, "fast", "kafka_node_start_seconds_per_log must be from 0 to 60 seconds, not 'fast'"),
+        (180, 10, -1, "kafka_node_start_seconds_per_log must be at least 0 and under 60"),
+        (180, 10, "fast", "kafka_node_start_seconds_per_log must be at least 0 and under 60 seconds, not 'fast'"),
+        (180, 10, 60, "not 60"),
     ],
 )
 def test_a_start_wait_that_is_no_number_of_seconds_is_refused(base, logs, per_log, message):
