@@ -71,6 +71,7 @@ from testkit import REPO
 
 LOCAL = REPO / "examples/consumer/inventory"
 REPORT = REPO / "reports/bench-scale.json"
+PARTIAL_REPORT = REPO / "reports/bench-scale-partial.json"  # a run of some steps only (--step): never the picture
 PICTURE = REPO / "docs/images/bench-scale.png"
 WORKDIR = REPO / "reports/bench-scale"
 SIZES = (100, 1000, 4000)
@@ -400,7 +401,8 @@ def gates_beside_catch_up(restarts, watched, resolution):
     polling).
 
     The gate (broker_back) passes once the broker is in every ISR of its and nothing is under-replicated: met when it
-    passed within resolution of the moment both held ("ready"), so it waited for nothing else. catch_up_seconds is
+    passed within resolution of the moment both held ("ready"), neither later (it waited for something else) nor
+    earlier (it did not wait for them); unknown, so not met, when the watcher never saw that moment. catch_up_seconds is
     registered to caught_up; passed_after_ready_seconds how long after ready the gate passed. A restart recorded
     without gate_passed_at (an older collection) is judged by its wait against the catch-up.
     """
@@ -410,13 +412,15 @@ def gates_beside_catch_up(restarts, watched, resolution):
         catch_up = ready = late = None
         if seen.get("registered") is not None and seen.get("caught_up") is not None:
             catch_up = round(max(0.0, seen["caught_up"] - seen["registered"]), 2)
-            ready = max(seen["caught_up"], seen.get("whole") or seen["caught_up"])
+            ready = None if seen.get("whole") is None else max(seen["caught_up"], seen["whole"])
         gate = float(r["gate_after_seconds"])
         if r.get("gate_passed_at") in (None, ""):
             met = catch_up is not None and gate <= catch_up + resolution
         else:
             late = None if ready is None else round(float(r["gate_passed_at"]) - ready, 2)
-            met = late is not None and late <= resolution
+            # Passed later: it waited for something else; earlier: it let the next broker go before this one was
+            # back (or the clocks disagree). Either is a gate that does not follow the catch-up.
+            met = late is not None and abs(late) <= resolution
         out.append({"host": r["host"], "node_id": int(r["node_id"]), "gate_after_seconds": gate,
                     "gate_before_seconds": float(r["gate_before_seconds"]), "catch_up_seconds": catch_up,
                     "whole_after_caught_up_seconds": None if ready is None else round(ready - seen["caught_up"], 2),
@@ -688,7 +692,8 @@ def first_reached(by_dc, reached, most=10_000_000):
 
 
 def finish(report, path=REPORT, picture=PICTURE):
-    """Extrapolations, limits, the verdict, the table and the picture of a report; writes it."""
+    """Extrapolations, limits, the verdict, the table and the picture of a report; writes it. A partial run's report
+    (some steps only) gets no picture."""
     sizes = sorted(report.get("sizes") or [], key=lambda s: s["partitions"])
     report["extrapolated"] = {
         label: extrapolate([(s["partitions"], v) for s in sizes if isinstance(v := _figure(s, p), (int, float))])
@@ -704,7 +709,7 @@ def finish(report, path=REPORT, picture=PICTURE):
         print(f"{'met    ' if c['met'] else 'NOT MET'}  {c['target']}: {c['value']} (target {c['threshold']})")
     for problem in report.get("problems") or []:
         print(f"PROBLEM  {problem}")
-    if sizes:
+    if sizes and set(report.get("steps") or STEPS) == set(STEPS):  # a partial run's picture would replace the docs'
         draw(report, picture)
     return report
 
@@ -825,9 +830,9 @@ class ScaleBench:
 
     def cpu(self):
         """The CPU seconds spent so far by this process's finished children and by each of the testbed's nodes."""
+        spent = os.times()  # before podman stats runs: its CPU is not the playbook's
         stats = json.loads(subprocess.run(["podman", "stats", "--no-stream", "--format", "json"], capture_output=True,
                                           text=True, check=True, timeout=120).stdout)  # fmt: skip
-        spent = os.times()
         nodes = containers_cpu_seconds(stats, [n.host for n in self.cluster.nodes])
         return {"controller": spent.children_user + spent.children_system, "nodes": nodes}
 
@@ -853,10 +858,17 @@ class ScaleBench:
         figures["create_converge_seconds"] = created.seconds
         figures["create_converge_changed"] = created.changed
         figures["create_converge_requests"] = admin_requests(created.tasks)
-        figures["idle_nodes_cores"] = self.idle_cpu()
-        before = self.cpu()
+        before = None
+        try:
+            figures["idle_nodes_cores"] = self.idle_cpu()
+            before = self.cpu()
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:  # a figure missing, the run goes on
+            self.problems.append(f"{figures['partitions']} partitions: the nodes' CPU could not be read: {exc}")
         noop = self.playbook("site")
-        figures["noop_converge_cpu"] = cpu_figures(before, self.cpu(), noop.seconds)
+        try:
+            figures["noop_converge_cpu"] = None if before is None else cpu_figures(before, self.cpu(), noop.seconds)
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            self.problems.append(f"{figures['partitions']} partitions: the nodes' CPU could not be read: {exc}")
         figures["noop_converge_seconds"] = noop.seconds
         figures["noop_converge_changed"] = noop.changed
         figures["noop_converge_requests"] = admin_requests(noop.tasks)
@@ -1187,7 +1199,7 @@ def measure(args, report):
         try:
             for total in args.sizes:
                 report["sizes"].append(bench.size(total, url))
-                REPORT.write_text(json.dumps(report, indent=1) + "\n")
+                args.report_path.write_text(json.dumps(report, indent=1) + "\n")
         finally:
             exporter.terminate()
             report["problems"] += bench.problems
@@ -1218,9 +1230,11 @@ def main(argv=None):
     args = p.parse_args(argv)
     args.sizes = sorted(args.sizes or SIZES)
     args.steps = tuple(args.steps or STEPS)
+    partial = set(args.steps) != set(STEPS)
+    args.report_path = PARTIAL_REPORT if partial else REPORT
     if args.report:
         return 0 if finish(json.loads(args.report.read_text()), args.report)["ok"] else 1
-    report = {"sizes": [], "problems": [], "rf": RF,
+    report = {"sizes": [], "problems": [], "rf": RF, "steps": list(args.steps),
               "offline": [offline(n) for n in sorted({*args.sizes, PLACEMENT_ONLY})]}  # fmt: skip
     report["offline_placement_only"] = report["offline"][-1]
     if args.offline:
@@ -1231,7 +1245,7 @@ def main(argv=None):
         measure(args, report)
     except Exception as exc:  # noqa: BLE001  whatever stopped the run, what it measured is still reported and judged
         report["problems"].append(f"the run stopped: {type(exc).__name__}: {exc}")
-    return 0 if finish(report)["ok"] else 1
+    return 0 if finish(report, args.report_path)["ok"] else 1
 
 
 if __name__ == "__main__":

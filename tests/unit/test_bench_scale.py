@@ -167,6 +167,12 @@ def test_a_brokers_restart_is_read_from_the_watchers_polls_and_its_gate_judged_a
     late = scale.gates_beside_catch_up([{**restarts[0], "gate_passed_at": 21.0}], {201: moments}, resolution=1.5)
     assert late[0]["passed_after_ready_seconds"] == 3.0
     assert not late[0]["met"], "a gate that passed 3 s after its conditions held waited for something else"
+    early = scale.gates_beside_catch_up([{**restarts[0], "gate_passed_at": 15.0}], {201: moments}, resolution=1.5)
+    assert early[0]["passed_after_ready_seconds"] == -3.0
+    assert not early[0]["met"], "a gate that passed 3 s before the broker was back did not wait for it"
+    unseen = scale.gates_beside_catch_up(restarts[:1], {201: {**moments, "whole": None}}, resolution=1.5)
+    assert unseen[0]["passed_after_ready_seconds"] is None
+    assert not unseen[0]["met"], "a moment the watcher never saw is unknown, not met"
     older = {k: v for k, v in restarts[0].items() if k != "gate_passed_at"}
     assert scale.gates_beside_catch_up([older], {201: moments}, resolution=1.5)[0]["met"]  # 4.2 <= 3.5 + 1.5
     assert scale.isr_moments([(1.0, snapshot())], 201) == {
@@ -282,8 +288,13 @@ def test_a_saved_report_gets_its_table_picture_and_verdict(tmp_path, capsys):
     report = {"sizes": [size(100, 100, 4.0, 6.2, 8.9), size(4000, 140, 5.0, 6.4, 9.1)], "problems": []}
     for s, n in zip(report["sizes"], (100, 4000), strict=True):
         s["offline"] = {"preflight_seconds": 0.001 * n, "placement_create_seconds": 0.00002 * n}
+    partial = scale.finish({**report, "steps": ["converges"]}, tmp_path / "partial.json", tmp_path / "partial.png")
+    assert (tmp_path / "partial.json").exists()
+    assert not (tmp_path / "partial.png").exists(), "a partial run drew over the docs' picture"
+    capsys.readouterr()
     done = scale.finish(report, tmp_path / "bench-scale.json", tmp_path / "bench-scale.png")
     assert done["ok"]
+    assert partial["ok"]
     assert (tmp_path / "bench-scale.png").stat().st_size > 10_000
     out = capsys.readouterr().out
     assert "| no-op converge, s | 100 | 140 |" in out
