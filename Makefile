@@ -163,10 +163,11 @@ lint:
 # kafka-group source's start a single-node broker from the testbed's Kafka
 # archive and a local SparkSession, once, a few minutes), and the playbooks'
 # refusals (tests/preflight: each test its own ansible-playbook run, on no
-# host, so two at a time: 6 minutes instead of 10 on two cores).
-unit: collection
+# host, so two at a time (a file whose module fixtures build an artifact or
+# start containers is one xdist_group, run by one worker): 6 minutes, not 10.
+unit: setup-test-tools collection
 	python -m pytest -p no:cacheprovider -q tests/unit $(wildcard packages/*/tests)
-	python -m pytest -p no:cacheprovider -q -n 2 tests/preflight
+	python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup tests/preflight
 
 # One testbed: destroy, syntax, create, converge, idempotence, verify (the
 # smoke test, the integration tests, the drills), destroy.

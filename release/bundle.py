@@ -9,6 +9,7 @@ come from the packages' pyproject.toml, so a wheel of another version is refused
 
 import hashlib
 import json
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -35,7 +36,13 @@ def main(argv: list[str]) -> None:
         raise SystemExit(__doc__)
     wheel_dir = Path(argv[0])
     entries = bundle(wheel_dir, [Path(p) for p in argv[1:]])
-    (wheel_dir / "bundle.json").write_text(json.dumps(entries, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(entries, indent=2, sort_keys=True) + "\n"
+    path = wheel_dir / "bundle.json"
+    # Written only when it changes, and whole (a reader, such as a test beside a rebuild, never sees it half written).
+    if not path.exists() or path.read_text() != text:
+        partial = path.with_name(path.name + ".tmp")
+        partial.write_text(text)
+        os.replace(partial, path)
 
 
 if __name__ == "__main__":

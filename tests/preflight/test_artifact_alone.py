@@ -22,6 +22,9 @@ from test_preflight_playbook import base_inventory
 
 from testkit.playbook import run as run_playbook
 
+# make unit runs tests/preflight two at a time: the module fixtures of this file run once, in one worker.
+pytestmark = pytest.mark.xdist_group("artifact")
+
 REPO = Path(__file__).resolve().parents[2]
 GALAXY = Path(sys.executable).parent / "ansible-galaxy"
 WHEELHOUSE = REPO / "testbed" / "dist" / "wheels"

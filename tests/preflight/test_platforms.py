@@ -18,6 +18,9 @@ from test_preflight_playbook import base_inventory, groups
 
 from testkit.playbook import run as run_playbook
 
+# make unit runs tests/preflight two at a time: the module fixtures of this file run once, in one worker.
+pytestmark = pytest.mark.xdist_group("platforms")
+
 IMAGE = "localhost/stretch-kafka-node:bookworm"
 OS_RELEASE = {
     "bullseye": "\n".join(
