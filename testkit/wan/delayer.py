@@ -84,10 +84,18 @@ class Direction:
         self.packets = self.bytes = self.dropped = self.held_max = 0
         self.lateness = Lateness()
         self.queue = NetfilterQueue()
-        self.queue.bind(
-            link.queue, lambda pkt: on_packet(self, pkt), max_len=MAX_QUEUE_LEN, mode=COPY_PACKET,
-            range=HEADER_BYTES, sock_len=SOCKET_BUFFER,
-        )  # fmt: skip
+        try:
+            self.queue.bind(
+                link.queue, lambda pkt: on_packet(self, pkt), max_len=MAX_QUEUE_LEN, mode=COPY_PACKET,
+                range=HEADER_BYTES, sock_len=SOCKET_BUFFER,
+            )  # fmt: skip
+        except OSError as exc:
+            # The kernel lets one process bind a queue: the usual holder is the delayer of another checkout's
+            # testbed, still running.
+            raise OSError(
+                f"{exc}: another process holds NFQUEUE {link.queue}, most likely the WAN delayer of another "
+                "checkout's testbed (`make down` there, or: ps -ef | grep 'testkit.wan run')"
+            ) from exc
         self.fd = self.queue.get_fd()
 
     def retime(self, link):

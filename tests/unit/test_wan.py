@@ -208,3 +208,18 @@ def test_the_delayer_counts_how_late_each_packet_left():
     late.add(0.00001)
     assert late_share(before, late.counts()) == {"released": 2, "late": 1, "share": 0.5}
     assert late_share(None, before, over_ms=5) == {"released": 6, "late": 1, "share": 0.16667}
+
+
+def test_a_queue_another_process_holds_is_named_with_its_likely_holder(monkeypatch):
+    # What netfilterqueue raises when the kernel refuses the bind: one process per queue.
+    class Taken:
+        def bind(self, *args, **kwargs):
+            raise OSError("Failed to create queue 7000.")
+
+    fake = type(sys)("netfilterqueue")
+    fake.NetfilterQueue, fake.COPY_PACKET = Taken, 2
+    monkeypatch.setitem(sys.modules, "netfilterqueue", fake)
+    from testkit.wan.delayer import Direction  # noqa: PLC0415
+
+    with pytest.raises(OSError, match=r"Failed to create queue 7000.: another process holds NFQUEUE 7000, most likely"):
+        Direction(Link("dc1", "dc2", delay_ms=15, queue=7000), on_packet=None)
