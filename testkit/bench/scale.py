@@ -768,11 +768,13 @@ class Watcher(threading.Thread):
         super().__init__(daemon=True)
         self.cluster, self.interval, self.topic = cluster, interval, topic
         self.polls, self._halt = [], threading.Event()
+        self.longest_read = 0.0  # a poll is stamped when its reads end: what it saw may be this much older
 
     def run(self):
         admin = self.cluster.admin(timeout=10)
         try:
             while not self._halt.wait(self.interval):
+                started = time.time()
                 try:
                     brokers = admin.brokers()
                     found = admin.client.describe_topics([self.topic] if self.topic else None)
@@ -781,7 +783,9 @@ class Watcher(threading.Thread):
                 parts = [{"topic": t["name"], "partition": p["partition_index"], "leader": p["leader_id"],
                           "replicas": list(p["replica_nodes"]), "isr": list(p["isr_nodes"])}
                          for t in found if not t["error_code"] for p in t["partitions"]]  # fmt: skip
-                self.polls.append((time.time(), {"brokers": brokers, "partitions": parts}))
+                ended = time.time()
+                self.longest_read = max(self.longest_read, ended - started)
+                self.polls.append((ended, {"brokers": brokers, "partitions": parts}))
         finally:
             admin.close()
 
@@ -828,9 +832,10 @@ class ScaleBench:
             raise BenchFailed(f"{name} failed (rc {result.returncode}); see {result.log}")
         return result
 
-    def cpu(self):
-        """The CPU seconds spent so far by this process's finished children and by each of the testbed's nodes."""
-        spent = os.times()  # before podman stats runs: its CPU is not the playbook's
+    def cpu(self, controller=None):
+        """The CPU seconds spent by each of the testbed's nodes so far, and by this process's finished children up to
+        `controller` (an os.times() read when the step ended: podman stats is a child too, and not the step's)."""
+        spent = controller or os.times()
         stats = json.loads(subprocess.run(["podman", "stats", "--no-stream", "--format", "json"], capture_output=True,
                                           text=True, check=True, timeout=120).stdout)  # fmt: skip
         nodes = containers_cpu_seconds(stats, [n.host for n in self.cluster.nodes])
@@ -862,12 +867,15 @@ class ScaleBench:
         try:
             figures["idle_nodes_cores"] = self.idle_cpu()
             before = self.cpu()
-        except (OSError, ValueError, subprocess.SubprocessError) as exc:  # a figure missing, the run goes on
+            before["controller"] = sum(os.times()[2:4])  # after podman stats: only the playbook counts
+        except (OSError, KeyError, ValueError, subprocess.SubprocessError) as exc:  # a figure missing, the run goes on
             self.problems.append(f"{figures['partitions']} partitions: the nodes' CPU could not be read: {exc}")
         noop = self.playbook("site")
+        ended = os.times()
         try:
-            figures["noop_converge_cpu"] = None if before is None else cpu_figures(before, self.cpu(), noop.seconds)
-        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            figures["noop_converge_cpu"] = (None if before is None
+                                            else cpu_figures(before, self.cpu(ended), noop.seconds))  # fmt: skip
+        except (OSError, KeyError, ValueError, subprocess.SubprocessError) as exc:
             self.problems.append(f"{figures['partitions']} partitions: the nodes' CPU could not be read: {exc}")
         figures["noop_converge_seconds"] = noop.seconds
         figures["noop_converge_changed"] = noop.changed
@@ -919,10 +927,12 @@ class ScaleBench:
             polls = watcher.stop()
             report = self.stopped(load)
         watched = {n.node_id: isr_moments(polls, n.node_id) for n in self.cluster.brokers}
-        interval = float(self.args.gate_interval)
+        # Within the watcher's polling (its interval and its longest read: a poll is stamped when its reads end) and
+        # the gate's (its interval; gate_passed_at is stamped after the module returns, within a second).
+        resolution = round(WATCH_SECONDS + watcher.longest_read + float(self.args.gate_interval) + 1.0, 2)
         return {"seconds": run.seconds, "load": report,
-                "gates": gates_beside_catch_up(run.stats.get("kafka_restarts", []), watched, WATCH_SECONDS + interval),
-                "watched": watched}  # fmt: skip
+                "gates": gates_beside_catch_up(run.stats.get("kafka_restarts", []), watched, resolution),
+                "resolution_seconds": resolution, "watched": watched}  # fmt: skip
 
     def heap(self):
         """Each broker's live heap after a full GC: jcmd GC.class_histogram, from this machine (its JDK; the
@@ -1230,7 +1240,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     args.sizes = sorted(args.sizes or SIZES)
     args.steps = tuple(args.steps or STEPS)
-    partial = set(args.steps) != set(STEPS)
+    partial = set(args.steps) | {"converges"} != set(STEPS)
     args.report_path = PARTIAL_REPORT if partial else REPORT
     if args.report:
         return 0 if finish(json.loads(args.report.read_text()), args.report)["ok"] else 1
