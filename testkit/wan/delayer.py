@@ -91,7 +91,9 @@ class Direction:
             )  # fmt: skip
         except OSError as exc:
             # The kernel lets one process bind a queue: the usual holder is the delayer of another checkout's
-            # testbed, still running.
+            # testbed, still running. (netfilterqueue says "Failed to create queue N." for that alone.)
+            if not str(exc).startswith("Failed to create queue"):
+                raise
             raise OSError(
                 f"{exc}: another process holds NFQUEUE {link.queue}, most likely the WAN delayer of another "
                 "checkout's testbed (`make down` there, or: ps -ef | grep 'testkit.wan run')"

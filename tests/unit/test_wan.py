@@ -223,3 +223,11 @@ def test_a_queue_another_process_holds_is_named_with_its_likely_holder(monkeypat
 
     with pytest.raises(OSError, match=r"Failed to create queue 7000.: another process holds NFQUEUE 7000, most likely"):
         Direction(Link("dc1", "dc2", delay_ms=15, queue=7000), on_packet=None)
+
+    class Unbound:  # what netfilterqueue says without the rights to bind at all: no holder to name
+        def bind(self, *args, **kwargs):
+            raise OSError("Failed to bind family 2. Are you root?")
+
+    fake.NetfilterQueue = Unbound
+    with pytest.raises(OSError, match=r"^Failed to bind family 2. Are you root\?$"):
+        Direction(Link("dc1", "dc2", delay_ms=15, queue=7000), on_packet=None)
