@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -40,8 +41,10 @@ def main(argv: list[str]) -> None:
     path = wheel_dir / "bundle.json"
     # Written only when it changes, and whole (a reader, such as a test beside a rebuild, never sees it half written).
     if not path.exists() or path.read_text() != text:
-        partial = path.with_name(path.name + ".tmp")
-        partial.write_text(text)
+        fd, partial = tempfile.mkstemp(dir=wheel_dir, prefix=".bundle-", suffix=".json")
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.chmod(partial, 0o644)
         os.replace(partial, path)
 
 
