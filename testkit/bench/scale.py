@@ -832,10 +832,10 @@ class ScaleBench:
             raise BenchFailed(f"{name} failed (rc {result.returncode}); see {result.log}")
         return result
 
-    def cpu(self, controller=None):
-        """The CPU seconds spent by each of the testbed's nodes so far, and by this process's finished children up to
-        `controller` (an os.times() read when the step ended: podman stats is a child too, and not the step's)."""
-        spent = controller or os.times()
+    def cpu(self):
+        """The CPU seconds spent so far by this process's finished children (read first: podman stats, read next, is
+        a child too) and by each of the testbed's nodes."""
+        spent = os.times()
         stats = json.loads(subprocess.run(["podman", "stats", "--no-stream", "--format", "json"], capture_output=True,
                                           text=True, check=True, timeout=120).stdout)  # fmt: skip
         nodes = containers_cpu_seconds(stats, [n.host for n in self.cluster.nodes])
@@ -867,14 +867,12 @@ class ScaleBench:
         try:
             figures["idle_nodes_cores"] = self.idle_cpu()
             before = self.cpu()
-            before["controller"] = sum(os.times()[2:4])  # after podman stats: only the playbook counts
+            before["controller"] = sum(os.times()[2:4])  # the podman stats just run is not the playbook's
         except (OSError, KeyError, ValueError, subprocess.SubprocessError) as exc:  # a figure missing, the run goes on
             self.problems.append(f"{figures['partitions']} partitions: the nodes' CPU could not be read: {exc}")
         noop = self.playbook("site")
-        ended = os.times()
         try:
-            figures["noop_converge_cpu"] = (None if before is None
-                                            else cpu_figures(before, self.cpu(ended), noop.seconds))  # fmt: skip
+            figures["noop_converge_cpu"] = None if before is None else cpu_figures(before, self.cpu(), noop.seconds)
         except (OSError, KeyError, ValueError, subprocess.SubprocessError) as exc:
             self.problems.append(f"{figures['partitions']} partitions: the nodes' CPU could not be read: {exc}")
         figures["noop_converge_seconds"] = noop.seconds
