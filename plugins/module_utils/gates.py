@@ -440,16 +440,20 @@ def check(gate, snapshot, expected=None, node=None, max_lag=0):
 
 
 def poll_until(read, judge, timeout, interval=2, wait=True, final=(), what="the cluster",
-               clock=time.monotonic, sleep=time.sleep):  # fmt: skip
+               clock=time.monotonic, sleep=time.sleep, wall=time.time):  # fmt: skip
     """Judge fresh reads until judge() returns no problems, or until timeout: the one poll loop.
 
     read: returns the state; an exception it raises is a failed poll, reported
     as "cannot read <what>". An exception of the final classes, from read or
     judge, is a refusal and ends the poll at once. wait=False judges once.
-    Returns {"passed", "problems", "waited", "polls", "last"} (the last state read).
+    Returns {"passed", "problems", "waited", "polls", "last"} (the last state
+    read), and "first_judged_at" and "last_judged_at": when the first and the
+    last read were judged, epoch seconds (wall), so a caller can set the
+    moment the gate passed beside other records of the cluster.
     """
     start = clock()
     polls = 0
+    first = None
     while True:
         polls += 1
         last = None
@@ -460,23 +464,24 @@ def poll_until(read, judge, timeout, interval=2, wait=True, final=(), what="the 
             raise
         except Exception as exc:  # noqa: BLE001  an unreachable cluster is a failed poll, not a crash
             problems = [f"cannot read {what}: {exc}"]
-        waited = clock() - start
+        waited, judged = clock() - start, wall()
+        first = judged if first is None else first
         if not problems or not wait or waited >= timeout:
             return {"passed": not problems, "problems": problems, "waited": round(waited, 1), "polls": polls,
-                    "last": last}  # fmt: skip
+                    "last": last, "first_judged_at": round(first, 3), "last_judged_at": round(judged, 3)}  # fmt: skip
         sleep(interval)
 
 
 def poll(read, gate, expected, node=None, max_lag=0, timeout=300, interval=2, wait=True,
-         clock=time.monotonic, sleep=time.sleep):  # fmt: skip
+         clock=time.monotonic, sleep=time.sleep, wall=time.time):  # fmt: skip
     """Check the gate on fresh snapshots until it passes, or until timeout.
 
     read: returns a snapshot; an exception it raises is a failed poll, reported
     as "cannot read the cluster". wait=False checks once (a dry run).
-    Returns {"passed", "problems", "waited", "polls", "snapshot"} (the last one read).
+    Returns {"passed", "problems", "waited", "polls", "snapshot"} (the last one read), with poll_until's moments.
     """
     outcome = poll_until(read, lambda snapshot: check(gate, snapshot, expected, node, max_lag), timeout, interval,
-                         wait, (GateError,), "the cluster", clock, sleep)  # fmt: skip
+                         wait, (GateError,), "the cluster", clock, sleep, wall)  # fmt: skip
     outcome["snapshot"] = outcome.pop("last")
     return outcome
 

@@ -97,6 +97,16 @@ report:
   returned: always
   type: list
   elements: str
+first_judged_at:
+  description: When the first read of the cluster was judged, epoch seconds on the admin runner's clock.
+  returned: always
+  type: float
+last_judged_at:
+  description:
+    - When the last read was judged, epoch seconds on the admin runner's clock; the moment the gate passed, when it
+      passed.
+  returned: always
+  type: float
 polls:
   description: How many times the cluster was read.
   returned: always

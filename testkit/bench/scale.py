@@ -105,6 +105,9 @@ LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 # Kafka 4.x: "Fencing broker 202 at epoch 4199 because its session has timed out." (ReplicationControlManager).
 FENCED = re.compile(r"Fencing broker (\d+) (?:at epoch \d+ )?because its session has timed out")
 LEADER = re.compile(r"Completed transition to Leader")
+# A broker's state-change.log as it applies a batch of partition changes: the start, and its followers fetching again.
+TAKING_OVER = re.compile(r"Transitioning \d+ partition\(s\) to local leaders")
+FOLLOWING = re.compile(r"Started fetchers as part of become-follower")
 HISTOGRAM_TOTAL = re.compile(r"^Total\s+(\d+)\s+(\d+)\s*$", re.M)
 SAMPLE = re.compile(r"^(\w+)\{([^}]*)\}\s+(\S+)$", re.M)
 
@@ -286,6 +289,31 @@ def leader_at(text, since):
     return min(times, default=None)
 
 
+def took_over(texts, since, until):
+    """{broker: (when it began applying the partition changes after since, when its followers were last set
+    fetching again by until)}, from each surviving broker's state-change.log text ({broker: text}).
+
+    A broker applies each fencing as its own batch, in one thread, every partition it leads and follows in turn: the
+    batch's length grows with what it holds. A DC's brokers are fenced one by one, so a partition can move twice
+    (to a lost broker not fenced yet, which is next in its list, then out of the DC): since is the first fencing,
+    until the stall's end. A leader of an acks=all partition acknowledges only once its followers fetch from it. A
+    broker without both lines in the window is left out (not seen is not quick)."""
+    out = {}
+    for broker, text in texts.items():
+        began = fetching = None
+        for line in sorted(text.splitlines(), key=lambda x: log_time(x) or 0.0):
+            at = log_time(line)
+            if at is None or at < since or at > until:
+                continue
+            if began is None and TAKING_OVER.search(line):
+                began = at
+            elif began is not None and FOLLOWING.search(line):
+                fetching = at
+        if began is not None and fetching is not None:
+            out[broker] = (began, fetching)
+    return out
+
+
 def first_after(points, since, ok):
     """The time of the first (time, value) at or after since whose value passes ok(value), or None."""
     return next((t for t, v in sorted(points, key=lambda p: p[0]) if t >= since and ok(v)), None)
@@ -315,16 +343,23 @@ def first_acks(acks, since):
     return out
 
 
-def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, session_timeout, partitions):
+def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, session_timeout, partitions,
+                 taken_over=None):  # fmt: skip
     """A DC loss's write stall split into its phases, in seconds from the kill.
 
     killed: when the DC's processes died; elected: when a new quorum leader took over (None: the leader was not in
     the lost DC); fenced: {broker: when fenced}; leaders_moved: when the brokers' metadata first led every
     partition of the topic outside the lost DC; clients_knew: {partition: when the producer's metadata named its
     live leader}; acked: {partition: first acknowledgement after the kill}; session_timeout: seconds; partitions:
-    the topic's, every one of which the client must have found and written again. The floor is the quorum's
-    election (when there was one) plus the session timeout. A moment not seen is None, and so is every phase
-    that needs it: a stall nobody measured is not a short one.
+    the topic's, every one of which the client must have found and written again; taken_over: took_over() of the
+    surviving brokers, from the first fencing to the stall's end (None: not read). The floor is the quorum's
+    election (when there was one) plus the session timeout. A moment not seen is None, and so is every phase that
+    needs it: a stall nobody measured is not a short one.
+
+    After the elections two things run side by side: the brokers apply them (brokers_take_over: from the brokers'
+    metadata naming the new leaders, which a broker publishes before it acts on them, to the last survivor's
+    followers fetching again) and the clients find the new leaders (clients_discover_leaders); the first
+    acknowledgement is counted from the later of the two.
     """
     every = set(partitions)
 
@@ -336,12 +371,14 @@ def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, se
     last_ack = max(acked.values()) if every and every <= set(acked) else None
     start = elected if elected is not None else killed
     election = round(elected - killed, 3) if elected is not None else 0.0
+    applied = max(end for _, end in taken_over.values()) if taken_over else None
     phases = {
         "quorum_election": election,
         "wait_before_fencing": since(fence, start),
         "partition_leader_elections": since(leaders_moved, fence),
+        "brokers_take_over": since(applied, leaders_moved),
         "clients_discover_leaders": since(known, leaders_moved),
-        "first_acknowledgement": since(last_ack, known),
+        "first_acknowledgement": since(last_ack, known if applied is None or known is None else max(known, applied)),
     }
     stall = since(last_ack, killed)
     floor = round(election + session_timeout, 3)
@@ -353,6 +390,7 @@ def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, se
             "elected": elected,
             "fenced": fence,
             "leaders_moved": leaders_moved,
+            "brokers_took_over": applied,
             "clients_knew": known,
             "last_first_ack": last_ack,
         },
@@ -361,6 +399,10 @@ def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, se
         "floor_seconds": floor,
         "over_floor_seconds": None if stall is None else round(stall - floor, 3),
         "fenced_after_seconds": {str(b): since(t, killed) for b, t in sorted(fenced.items())},
+        # Each survivor's batch: when it began and when its followers fetched again, from the kill.
+        "taking_over_seconds": {
+            str(b): [since(t0, killed), since(t1, killed)] for b, (t0, t1) in sorted((taken_over or {}).items())
+        },
         # Each partition's own moments, from the kill: which one holds the stall's end, and why.
         "by_partition": {
             str(p): {"client_knew": since(clients_knew.get(p), killed), "acked": since(acked.get(p), killed)}
@@ -394,22 +436,24 @@ def recovery_model(copies, rate, senders, receivers, inflow=0.0):
 def gates_beside_catch_up(restarts, watched, resolution):
     """Each broker's gate after its restart beside the time its replicas took to catch up.
 
-    restarts: the kafka_restarts stats ([{host, node_id, gate_before_seconds, gate_after_seconds, gate_passed_at}]);
-    watched: {node id: isr_moments()}: when it was back unfenced ("registered"), next in every ISR of its
-    ("caught_up"), and next with no partition under-replicated ("whole"), on this machine's clock as the gate's
-    gate_passed_at is; resolution: seconds within which the two cannot be told apart (the watcher's and the gate's
-    polling).
+    restarts: the kafka_restarts stats ([{host, node_id, gate_before_seconds, gate_after_seconds, gate_started_at,
+    gate_passed_at}]); watched: {node id: isr_moments()}: when it was back unfenced ("registered"), next in every ISR
+    of its ("caught_up"), and next with no partition under-replicated ("whole"), on this machine's clock as the
+    gate's moments are (the admin runner is a container of this host); resolution: seconds within which two moments
+    cannot be told apart (the watcher's and the gate's polling and reads).
 
-    The gate (broker_back) passes once the broker is in every ISR of its and nothing is under-replicated: met when it
-    passed within resolution of the moment both held ("ready"), neither later (it waited for something else) nor
-    earlier (it did not wait for them); unknown, so not met, when the watcher never saw that moment. catch_up_seconds is
-    registered to caught_up; passed_after_ready_seconds how long after ready the gate passed. A restart recorded
-    without gate_passed_at (an older collection) is judged by its wait against the catch-up.
+    The gate (broker_back) passes once the broker is in every ISR of its and nothing is under-replicated. It is due
+    when both held ("ready"), or at its own first read when the play started it later: met when it passed within
+    resolution of that, neither later (it waited for something else) nor earlier (it did not wait for them);
+    unknown, so not met, when the watcher never saw ready. The play's own time before the gate (the node's listeners,
+    the include, the module's start) is not the gate's: started_after_ready_seconds shows it apart.
+    catch_up_seconds is registered to caught_up. A restart recorded without gate_started_at (an older collection) is
+    judged from ready alone, and one without gate_passed_at by its wait against the catch-up.
     """
     out = []
     for r in restarts:
         seen = watched.get(int(r["node_id"]), {})
-        catch_up = ready = late = None
+        catch_up = ready = late = started = None
         if seen.get("registered") is not None and seen.get("caught_up") is not None:
             catch_up = round(max(0.0, seen["caught_up"] - seen["registered"]), 2)
             ready = None if seen.get("whole") is None else max(seen["caught_up"], seen["whole"])
@@ -417,14 +461,18 @@ def gates_beside_catch_up(restarts, watched, resolution):
         if r.get("gate_passed_at") in (None, ""):
             met = catch_up is not None and gate <= catch_up + resolution
         else:
-            late = None if ready is None else round(float(r["gate_passed_at"]) - ready, 2)
+            if r.get("gate_started_at") not in (None, "") and ready is not None:
+                started = round(float(r["gate_started_at"]) - ready, 2)
+            due = None if ready is None else ready + max(0.0, started or 0.0)
+            late = None if due is None else round(float(r["gate_passed_at"]) - due, 2)
             # Passed later: it waited for something else; earlier: it let the next broker go before this one was
             # back (or the clocks disagree). Either is a gate that does not follow the catch-up.
             met = late is not None and abs(late) <= resolution
         out.append({"host": r["host"], "node_id": int(r["node_id"]), "gate_after_seconds": gate,
                     "gate_before_seconds": float(r["gate_before_seconds"]), "catch_up_seconds": catch_up,
                     "whole_after_caught_up_seconds": None if ready is None else round(ready - seen["caught_up"], 2),
-                    "passed_after_ready_seconds": late, "met": met})  # fmt: skip
+                    "started_after_ready_seconds": started, "passed_after_due_seconds": late,
+                    "met": met})  # fmt: skip
     return out
 
 
@@ -570,9 +618,10 @@ def verdict(report):
                   over is not None and over <= STALL_OVER_FLOOR_SECONDS)  # fmt: skip
         gates = _figure(size, ("restart", "gates")) or []
         check(f"{n} partitions, each broker's gate passed when its replicas had caught up (and nothing was short)",
-              [(g["host"], g["gate_after_seconds"], g["catch_up_seconds"], g.get("passed_after_ready_seconds"))
+              [(g["host"], g["gate_after_seconds"], g["catch_up_seconds"],
+                g.get("passed_after_due_seconds", g.get("passed_after_ready_seconds")))
                for g in gates],
-              "passed within the watcher's and the gate's polling of that moment",
+              "passed within the watcher's and the gate's polling of that moment (or of its first read, if later)",
               gates and all(g["met"] for g in gates))  # fmt: skip
         recovery = _figure(size, ("dc_loss", "leader_elsewhere", "recovery")) or {}
         measured, model = recovery.get("catch_up_seconds"), recovery.get("model_seconds")
@@ -857,6 +906,11 @@ class ScaleBench:
         wanted = "grep -h -e 'Fencing broker' -e 'Completed transition to Leader' /var/log/kafka/server.log*"
         return "\n".join(self.node_exec(n.host, wanted, check=False) for n in nodes)
 
+    def state_change_logs(self, brokers):
+        """{broker id: its state-change.log, the rolled files too}: how it applied each batch of partition changes."""
+        wanted = "cat /var/log/kafka/state-change.log.* /var/log/kafka/state-change.log 2>/dev/null"
+        return {n.node_id: self.node_exec(n.host, wanted, check=False) for n in brokers}
+
     # -- the steps of one size ----------------------------------------------------
     def converges(self, figures):
         created = self.playbook("site")
@@ -925,9 +979,9 @@ class ScaleBench:
             polls = watcher.stop()
             report = self.stopped(load)
         watched = {n.node_id: isr_moments(polls, n.node_id) for n in self.cluster.brokers}
-        # Within the watcher's polling (its interval and its longest read: a poll is stamped when its reads end) and
-        # the gate's (its interval; gate_passed_at is stamped after the module returns, within a second).
-        resolution = round(WATCH_SECONDS + watcher.longest_read + float(self.args.gate_interval) + 1.0, 2)
+        # Within the watcher's polling and the gate's: each one's interval and read (a read is stamped when it ends;
+        # the gate reads what the watcher reads, so the watcher's longest read stands for both).
+        resolution = round(WATCH_SECONDS + float(self.args.gate_interval) + 2 * watcher.longest_read, 2)
         return {"seconds": run.seconds, "load": report,
                 "gates": gates_beside_catch_up(run.stats.get("kafka_restarts", []), watched, resolution),
                 "resolution_seconds": resolution, "watched": watched}  # fmt: skip
@@ -1061,9 +1115,15 @@ class ScaleBench:
         logs = self.server_logs(survivors)
         elected = leader_at(logs, killed) if case == "leader_in_lost_dc" else None
         moved = first_after(watcher.polls, killed, lambda s: led_outside(s, dead))
-        stall = stall_phases(killed, elected, fenced_at(logs, dead, killed), moved,
-                             partitions_known(probe.leaders, killed, dead), first_acks(probe.acks, killed),
-                             self.session_timeout(), parts)  # fmt: skip
+        fenced = fenced_at(logs, dead, killed)
+        acked = first_acks(probe.acks, killed)
+        # The batches from the first fencing to the stall's end (the nodes' logs and this process share a clock).
+        taken = None
+        if fenced and acked:
+            taken = took_over(self.state_change_logs([n for n in self.cluster.brokers if n.dc == self.first]),
+                              min(fenced.values()), max(acked.values()))  # fmt: skip
+        stall = stall_phases(killed, elected, fenced, moved, partitions_known(probe.leaders, killed, dead), acked,
+                             self.session_timeout(), parts, taken)  # fmt: skip
         stall["kill_spread_seconds"] = round((max(went) - min(went)) / 1e6, 3)
         figures = {"placed": True, "stall": stall, "failover_seconds": failover.seconds,
                    "probe_errors": len(probe.errors)}  # fmt: skip

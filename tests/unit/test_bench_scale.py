@@ -92,12 +92,37 @@ def test_a_stall_with_the_quorum_leader_elsewhere_is_split_from_the_kill_and_its
         {0: KILLED + 7.3, 1: KILLED + 0.1}, session_timeout=6.0, partitions=[0, 1],
     )  # fmt: skip
     assert stall["phases"] == {"quorum_election": 0.0, "wait_before_fencing": 6.0,
-                               "partition_leader_elections": 0.2, "clients_discover_leaders": 0.8,
-                               "first_acknowledgement": 0.3}  # fmt: skip
+                               "partition_leader_elections": 0.2, "brokers_take_over": None,
+                               "clients_discover_leaders": 0.8, "first_acknowledgement": 0.3}  # fmt: skip
     assert stall["stall_seconds"] == 7.3
     assert stall["first_ack_seconds"] == 0.1
     assert stall["floor_seconds"] == 6.0
     assert stall["over_floor_seconds"] == pytest.approx(1.3)
+
+
+STATE_CHANGES = """\
+[2026-11-25 03:18:45,000] INFO [Broker id=101] Transitioning 3 partition(s) to local leaders.
+[2026-11-25 03:18:46,200] INFO [Broker id=101] Transitioning 40 partition(s) to local leaders.
+[2026-11-25 03:18:47,000] INFO [Broker id=101] Leader load-0 with topic id Some(x) starts at leader epoch 7
+[2026-11-25 03:18:49,000] INFO [Broker id=101] Transitioning 40 partition(s) to local followers.
+[2026-11-25 03:18:49,500] INFO [Broker id=101] Started fetchers as part of become-follower for 12 partitions
+[2026-11-25 03:18:52,000] INFO [Broker id=101] Started fetchers as part of become-follower for 1 partitions
+"""
+
+
+def test_a_survivors_take_over_runs_from_its_first_batch_after_the_fencing_to_its_last_followers_fetching():
+    since = scale.log_time("[2026-11-25 03:18:46,000]")
+    taken = scale.took_over({101: STATE_CHANGES, 102: STATE_CHANGES.splitlines()[0]}, since, since + 5.0)
+    assert taken == {101: (since + 0.2, since + 3.5)}, "a batch before since is not the loss's; half a batch is unseen"
+    # A second fencing's batch before the stall ended is the loss's too: its followers fetching end the take-over.
+    assert scale.took_over({101: STATE_CHANGES}, since, since + 7.0) == {101: (since + 0.2, since + 6.0)}
+    stall = scale.stall_phases(
+        since - 6.0, None, {201: since}, since + 0.5, {0: since + 1.0}, {0: since + 4.0}, 6.0, [0], taken,
+    )  # fmt: skip
+    assert stall["phases"]["brokers_take_over"] == 3.0
+    assert stall["phases"]["clients_discover_leaders"] == 0.5
+    assert stall["phases"]["first_acknowledgement"] == 0.5, "counted from the later of the take-over and the client"
+    assert stall["taking_over_seconds"] == {"101": [6.2, 9.5]}
 
 
 def test_with_the_quorum_leader_lost_the_election_comes_first_and_the_floor_holds_it():
@@ -160,19 +185,28 @@ def test_a_brokers_restart_is_read_from_the_watchers_polls_and_its_gate_judged_a
     judged = scale.gates_beside_catch_up(restarts, {201: moments}, resolution=1.5)
     assert judged[0]["catch_up_seconds"] == 3.5
     assert judged[0]["whole_after_caught_up_seconds"] == 0.5
-    assert judged[0]["passed_after_ready_seconds"] == 1.0
+    assert judged[0]["passed_after_due_seconds"] == 1.0
     assert judged[0]["met"]
     assert judged[1]["catch_up_seconds"] is None
     assert not judged[1]["met"], "a broker whose catch-up nobody saw is not met"
     late = scale.gates_beside_catch_up([{**restarts[0], "gate_passed_at": 21.0}], {201: moments}, resolution=1.5)
-    assert late[0]["passed_after_ready_seconds"] == 3.0
+    assert late[0]["passed_after_due_seconds"] == 3.0
     assert not late[0]["met"], "a gate that passed 3 s after its conditions held waited for something else"
     early = scale.gates_beside_catch_up([{**restarts[0], "gate_passed_at": 15.0}], {201: moments}, resolution=1.5)
-    assert early[0]["passed_after_ready_seconds"] == -3.0
+    assert early[0]["passed_after_due_seconds"] == -3.0
     assert not early[0]["met"], "a gate that passed 3 s before the broker was back did not wait for it"
     unseen = scale.gates_beside_catch_up(restarts[:1], {201: {**moments, "whole": None}}, resolution=1.5)
-    assert unseen[0]["passed_after_ready_seconds"] is None
+    assert unseen[0]["passed_after_due_seconds"] is None
     assert not unseen[0]["met"], "a moment the watcher never saw is unknown, not met"
+    # Started by the play after the broker was ready: due at its own first read, the play's time shown apart.
+    after = {**restarts[0], "gate_started_at": 22.0, "gate_passed_at": 22.0}
+    judged = scale.gates_beside_catch_up([after], {201: moments}, resolution=1.5)[0]
+    assert (judged["started_after_ready_seconds"], judged["passed_after_due_seconds"]) == (4.0, 0.0)
+    assert judged["met"]
+    slow = scale.gates_beside_catch_up([{**after, "gate_passed_at": 26.0}], {201: moments}, resolution=1.5)[0]
+    assert not slow["met"], "a gate that started late and then polled 4 s more waited for something else"
+    early_start = scale.gates_beside_catch_up([{**after, "gate_started_at": 15.0}], {201: moments}, resolution=1.5)
+    assert not early_start[0]["met"], "started before ready, it is due at ready: 22 is 4 s after"
     older = {k: v for k, v in restarts[0].items() if k != "gate_passed_at"}
     assert scale.gates_beside_catch_up([older], {201: moments}, resolution=1.5)[0]["met"]  # 4.2 <= 3.5 + 1.5
     assert scale.isr_moments([(1.0, snapshot())], 201) == {

@@ -220,6 +220,14 @@ def test_the_poll_waits_until_the_gate_passes():
     assert (outcome["passed"], outcome["polls"], outcome["waited"], clock.slept) == (True, 3, 4.0, [2, 2])
 
 
+def test_the_poll_says_when_it_first_judged_a_read_and_when_the_gate_passed():
+    clock = Clock()
+    reads = iter([snapshot(quorum_leader=-1), snapshot()])
+    outcome = poll(lambda: next(reads), "cluster_healthy", EXPECTED, timeout=60, interval=2, clock=clock,
+                   sleep=clock.sleep, wall=lambda: 1_800_000_000 + clock.now)  # fmt: skip
+    assert (outcome["first_judged_at"], outcome["last_judged_at"]) == (1_800_000_000, 1_800_000_002)
+
+
 def test_a_read_error_is_a_failed_poll_until_the_timeout():
     clock = Clock()
 
