@@ -440,7 +440,8 @@ def gates_beside_catch_up(restarts, watched, resolution):
     gate_passed_at}]); watched: {node id: isr_moments()}: when it was back unfenced ("registered"), next in every ISR
     of its ("caught_up"), and next with no partition under-replicated ("whole"), on this machine's clock as the
     gate's moments are (the admin runner is a container of this host); resolution: seconds within which two moments
-    cannot be told apart (the watcher's and the gate's polling and reads).
+    cannot be told apart (the watcher's and the gate's polling and reads), or a function of the moment ready that
+    gives them (the read that saw it).
 
     The gate (broker_back) passes once the broker is in every ISR of its and nothing is under-replicated. It is due
     when both held ("ready"), or at its own first read when the play started it later: met when it passed within
@@ -450,6 +451,10 @@ def gates_beside_catch_up(restarts, watched, resolution):
     catch_up_seconds is registered to caught_up. A restart recorded without gate_started_at (an older collection) is
     judged from ready alone, and one without gate_passed_at by its wait against the catch-up.
     """
+
+    def within(ready):
+        return resolution(ready) if callable(resolution) else resolution
+
     out = []
     for r in restarts:
         seen = watched.get(int(r["node_id"]), {})
@@ -459,7 +464,7 @@ def gates_beside_catch_up(restarts, watched, resolution):
             ready = None if seen.get("whole") is None else max(seen["caught_up"], seen["whole"])
         gate = float(r["gate_after_seconds"])
         if r.get("gate_passed_at") in (None, ""):
-            met = catch_up is not None and gate <= catch_up + resolution
+            met = catch_up is not None and gate <= catch_up + within(ready)
         else:
             if r.get("gate_started_at") not in (None, "") and ready is not None:
                 started = round(float(r["gate_started_at"]) - ready, 2)
@@ -467,12 +472,12 @@ def gates_beside_catch_up(restarts, watched, resolution):
             late = None if due is None else round(float(r["gate_passed_at"]) - due, 2)
             # Passed later: it waited for something else; earlier: it let the next broker go before this one was
             # back (or the clocks disagree). Either is a gate that does not follow the catch-up.
-            met = late is not None and abs(late) <= resolution
+            met = late is not None and abs(late) <= within(ready)
         out.append({"host": r["host"], "node_id": int(r["node_id"]), "gate_after_seconds": gate,
                     "gate_before_seconds": float(r["gate_before_seconds"]), "catch_up_seconds": catch_up,
                     "whole_after_caught_up_seconds": None if ready is None else round(ready - seen["caught_up"], 2),
                     "started_after_ready_seconds": started, "passed_after_due_seconds": late,
-                    "met": met})  # fmt: skip
+                    "resolution_seconds": round(within(ready), 2), "met": met})  # fmt: skip
     return out
 
 
@@ -818,6 +823,7 @@ class Watcher(threading.Thread):
         self.cluster, self.interval, self.topic = cluster, interval, topic
         self.polls, self._halt = [], threading.Event()
         self.longest_read = 0.0  # a poll is stamped when its reads end: what it saw may be this much older
+        self.read_seconds = {}  # {a poll's time: how long its reads took}
 
     def run(self):
         admin = self.cluster.admin(timeout=10)
@@ -834,6 +840,7 @@ class Watcher(threading.Thread):
                          for t in found if not t["error_code"] for p in t["partitions"]]  # fmt: skip
                 ended = time.time()
                 self.longest_read = max(self.longest_read, ended - started)
+                self.read_seconds[ended] = ended - started
                 self.polls.append((ended, {"brokers": brokers, "partitions": parts}))
         finally:
             admin.close()
@@ -980,11 +987,15 @@ class ScaleBench:
             report = self.stopped(load)
         watched = {n.node_id: isr_moments(polls, n.node_id) for n in self.cluster.brokers}
         # Within the watcher's polling and the gate's: each one's interval and read (a read is stamped when it ends;
-        # the gate reads what the watcher reads, so the watcher's longest read stands for both).
-        resolution = round(WATCH_SECONDS + float(self.args.gate_interval) + 2 * watcher.longest_read, 2)
+        # the gate reads what the watcher reads, so the watcher's read that saw the broker ready stands for both).
+        base = WATCH_SECONDS + float(self.args.gate_interval)
+
+        def resolution(ready):
+            return base + 2 * watcher.read_seconds.get(ready, watcher.longest_read)
+
         return {"seconds": run.seconds, "load": report,
                 "gates": gates_beside_catch_up(run.stats.get("kafka_restarts", []), watched, resolution),
-                "resolution_seconds": resolution, "watched": watched}  # fmt: skip
+                "longest_read_seconds": round(watcher.longest_read, 2), "watched": watched}  # fmt: skip
 
     def heap(self):
         """Each broker's live heap after a full GC: jcmd GC.class_histogram, from this machine (its JDK; the
