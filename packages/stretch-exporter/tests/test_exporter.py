@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from stretch_exporter.cluster import ReadError
 from stretch_exporter.samples import address_dc, group_samples, replica_samples
 from stretch_exporter.service import Exporter, main, serve
-from stretch_exporter.settings import SettingsError, librdkafka_config, load_settings
+from stretch_exporter.settings import SettingsError, admin_config, librdkafka_config, load_settings
 from testkit.alert_rules import promtool
 
 NETWORKS = {"dc1": [ipaddress.ip_network("10.1.0.0/24")], "dc2": [ipaddress.ip_network("10.2.0.0/24")]}
@@ -68,6 +68,15 @@ def test_the_admin_connection_is_given_to_librdkafka_under_its_names():
     }
     with pytest.raises(SettingsError, match=r"\['api_version'\]"):
         librdkafka_config({"api_version": (4, 0)})
+
+
+def test_a_lost_connection_is_retried_well_within_a_reads_timeout():
+    settings = load_settings('{"bootstrap_servers": "b:1", "client_config": {"security_protocol": "SSL"}}')
+    config = admin_config(settings)
+    assert config["bootstrap.servers"] == "b:1"
+    assert config["security.protocol"] == "SSL"
+    # librdkafka's own ceiling (10 s) is a whole read's timeout: a coordinator back from a DC loss went unasked.
+    assert config["reconnect.backoff.max.ms"] <= settings["timeout_seconds"] * 1000 / 5
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ epoch it cached, and after a DC's recovery the new leaders refuse it
 from __future__ import annotations
 
 from .samples import UNKNOWN
-from .settings import librdkafka_config
+from .settings import admin_config
 
 
 class ReadError(RuntimeError):
@@ -36,9 +36,7 @@ class Cluster:
         from kafka.admin import KafkaAdminClient  # noqa: PLC0415
 
         self.timeout = settings["timeout_seconds"]
-        self.confluent = AdminClient(
-            {"bootstrap.servers": settings["bootstrap_servers"], **librdkafka_config(settings["client_config"])}
-        )
+        self.confluent = AdminClient(admin_config(settings))
         self.settings = settings
         self._kafka_python = KafkaAdminClient
         self._python = None

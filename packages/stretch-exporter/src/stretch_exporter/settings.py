@@ -71,6 +71,18 @@ LIBRDKAFKA = {
 }
 
 
+# A connection librdkafka lost is retried with a backoff that doubles up to reconnect.backoff.max.ms (10 s of its
+# own): after a DC's brokers come back, a group's coordinator there could stay unasked for longer than a read may
+# take (timeout_seconds, 10 s). At most a second, as the project's clients run (docs/wan.md).
+RECONNECT_BACKOFF_MAX_MS = 1000
+
+
+def admin_config(settings):
+    """The confluent-kafka admin client's settings: the cluster, the connection's, the reconnect backoff."""
+    return {"bootstrap.servers": settings["bootstrap_servers"], "reconnect.backoff.max.ms": RECONNECT_BACKOFF_MAX_MS,
+            **librdkafka_config(settings["client_config"])}  # fmt: skip
+
+
 def librdkafka_config(client_config):
     """librdkafka's settings for kafka-python's; SettingsError naming one it has no equivalent for."""
     unknown = sorted(set(client_config) - set(LIBRDKAFKA) - {"ssl_check_hostname"})
