@@ -107,6 +107,7 @@ FENCED = re.compile(r"Fencing broker (\d+) (?:at epoch \d+ )?because its session
 LEADER = re.compile(r"Completed transition to Leader")
 # A broker's state-change.log as it applies a batch of partition changes: the start, and its followers fetching again.
 TAKING_OVER = re.compile(r"Transitioning \d+ partition\(s\) to local leaders")
+LEADING = re.compile(r"Transitioning (\d+) partition\(s\) to local leaders")
 FOLLOWING = re.compile(r"Started fetchers as part of become-follower")
 HISTOGRAM_TOTAL = re.compile(r"^Total\s+(\d+)\s+(\d+)\s*$", re.M)
 SAMPLE = re.compile(r"^(\w+)\{([^}]*)\}\s+(\S+)$", re.M)
@@ -314,6 +315,27 @@ def took_over(texts, since, until):
     return out
 
 
+def leader_batches(texts, since, until):
+    """{broker: [[seconds from since, partitions, seconds]]}: each batch in which a surviving broker made itself the
+    leader of partitions, between since and until, from "Transitioning N partition(s) to local leaders" to the
+    same batch's next line on local followers (state-change.log texts, {broker: text})."""
+    out = {}
+    for broker, text in texts.items():
+        started, found = None, []
+        for line in sorted(text.splitlines(), key=lambda x: log_time(x) or 0.0):
+            at = log_time(line)
+            if at is None or at < since or at > until:
+                continue
+            leading = LEADING.search(line)
+            if leading:
+                started = (at, int(leading.group(1)))
+            elif started is not None and "to local followers" in line:
+                found.append([round(started[0] - since, 3), started[1], round(at - started[0], 3)])
+                started = None
+        out[str(broker)] = found
+    return out
+
+
 def first_after(points, since, ok):
     """The time of the first (time, value) at or after since whose value passes ok(value), or None."""
     return next((t for t, v in sorted(points, key=lambda p: p[0]) if t >= since and ok(v)), None)
@@ -359,7 +381,8 @@ def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, se
     After the elections two things run side by side: the brokers apply them (brokers_take_over: from the brokers'
     metadata naming the new leaders, which a broker publishes before it acts on them, to the last survivor's
     followers fetching again) and the clients find the new leaders (clients_discover_leaders); the first
-    acknowledgement is counted from the later of the two.
+    acknowledgement is counted from the latest of the three moments (the watcher's, stamped when its read ends,
+    can come after the others).
     """
     every = set(partitions)
 
@@ -372,13 +395,15 @@ def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, se
     start = elected if elected is not None else killed
     election = round(elected - killed, 3) if elected is not None else 0.0
     applied = max(end for _, end in taken_over.values()) if taken_over else None
+    # The latest of the moments before it: a phase that ended earlier (the watcher reads late) counts as 0.
+    after = None if known is None else max(t for t in (leaders_moved, known, applied) if t is not None)
     phases = {
         "quorum_election": election,
         "wait_before_fencing": since(fence, start),
         "partition_leader_elections": since(leaders_moved, fence),
         "brokers_take_over": since(applied, leaders_moved),
         "clients_discover_leaders": since(known, leaders_moved),
-        "first_acknowledgement": since(last_ack, known if applied is None or known is None else max(known, applied)),
+        "first_acknowledgement": since(last_ack, after),
     }
     stall = since(last_ack, killed)
     floor = round(election + session_timeout, 3)
@@ -477,6 +502,9 @@ def gates_beside_catch_up(restarts, watched, resolution):
                     "gate_before_seconds": float(r["gate_before_seconds"]), "catch_up_seconds": catch_up,
                     "whole_after_caught_up_seconds": None if ready is None else round(ready - seen["caught_up"], 2),
                     "started_after_ready_seconds": started, "passed_after_due_seconds": late,
+                    # Whether this gate's waiting was put to the test: its first read came before the broker was
+                    # ready. One that first read after it shows only that it adds no wait of its own.
+                    "read_before_ready": started is not None and started < 0, "polls": r.get("gate_polls"),
                     "resolution_seconds": round(within(ready), 2), "met": met})  # fmt: skip
     return out
 
@@ -624,7 +652,8 @@ def verdict(report):
         gates = _figure(size, ("restart", "gates")) or []
         check(f"{n} partitions, each broker's gate passed when its replicas had caught up (and nothing was short)",
               [(g["host"], g["gate_after_seconds"], g["catch_up_seconds"],
-                g.get("passed_after_due_seconds", g.get("passed_after_ready_seconds")))
+                g.get("passed_after_due_seconds", g.get("passed_after_ready_seconds")),
+                "read before ready" if g.get("read_before_ready") else "first read after ready")
                for g in gates],
               "passed within the watcher's and the gate's polling of that moment (or of its first read, if later)",
               gates and all(g["met"] for g in gates))  # fmt: skip
@@ -1129,12 +1158,18 @@ class ScaleBench:
         fenced = fenced_at(logs, dead, killed)
         acked = first_acks(probe.acks, killed)
         # The batches from the first fencing to the stall's end (the nodes' logs and this process share a clock).
-        taken = None
+        taken = batches = None
         if fenced and acked:
-            taken = took_over(self.state_change_logs([n for n in self.cluster.brokers if n.dc == self.first]),
-                              min(fenced.values()), max(acked.values()))  # fmt: skip
+            texts = self.state_change_logs([n for n in self.cluster.brokers if n.dc == self.first])
+            window = (min(fenced.values()), max(acked.values()))
+            taken, batches = took_over(texts, *window), leader_batches(texts, *window)
+            if set(taken) != set(survivors_):
+                self.problems.append(f"{case}: the take-over of broker(s) {sorted(set(survivors_) - set(taken))} "
+                                     "was not in their state-change.log")  # fmt: skip
+                taken = None  # one survivor not seen is not a quick take-over
         stall = stall_phases(killed, elected, fenced, moved, partitions_known(probe.leaders, killed, dead), acked,
                              self.session_timeout(), parts, taken)  # fmt: skip
+        stall["leader_batches"] = batches
         stall["kill_spread_seconds"] = round((max(went) - min(went)) / 1e6, 3)
         figures = {"placed": True, "stall": stall, "failover_seconds": failover.seconds,
                    "probe_errors": len(probe.errors)}  # fmt: skip

@@ -123,6 +123,12 @@ def test_a_survivors_take_over_runs_from_its_first_batch_after_the_fencing_to_it
     assert stall["phases"]["clients_discover_leaders"] == 0.5
     assert stall["phases"]["first_acknowledgement"] == 0.5, "counted from the later of the take-over and the client"
     assert stall["taking_over_seconds"] == {"101": [6.2, 9.5]}
+    # Each batch of leaderships, from since: when it began, how many, how long until its followers' part.
+    assert scale.leader_batches({101: STATE_CHANGES}, since, since + 7.0) == {"101": [[0.2, 40, 2.8]]}
+    # The watcher's moment can come last (its read ends late): the acknowledgement counts from it.
+    late_watch = scale.stall_phases(since - 6.0, None, {201: since}, since + 5.0, {0: since + 1.0}, {0: since + 5.5},
+                                    6.0, [0], taken)  # fmt: skip
+    assert late_watch["phases"]["first_acknowledgement"] == 0.5
 
 
 def test_with_the_quorum_leader_lost_the_election_comes_first_and_the_floor_holds_it():
@@ -202,11 +208,13 @@ def test_a_brokers_restart_is_read_from_the_watchers_polls_and_its_gate_judged_a
     after = {**restarts[0], "gate_started_at": 22.0, "gate_passed_at": 22.0}
     judged = scale.gates_beside_catch_up([after], {201: moments}, resolution=1.5)[0]
     assert (judged["started_after_ready_seconds"], judged["passed_after_due_seconds"]) == (4.0, 0.0)
+    assert not judged["read_before_ready"], "met, but its waiting was not put to the test"
     assert judged["met"]
     slow = scale.gates_beside_catch_up([{**after, "gate_passed_at": 26.0}], {201: moments}, resolution=1.5)[0]
     assert not slow["met"], "a gate that started late and then polled 4 s more waited for something else"
     early_start = scale.gates_beside_catch_up([{**after, "gate_started_at": 15.0}], {201: moments}, resolution=1.5)
     assert not early_start[0]["met"], "started before ready, it is due at ready: 22 is 4 s after"
+    assert early_start[0]["read_before_ready"]
     # The tolerance can follow the read that saw the broker ready: a slow read there widens it, only there.
     judged = scale.gates_beside_catch_up([{**after, "gate_passed_at": 26.0}], {201: moments},
                                          resolution=lambda ready: 1.5 + (4.0 if ready == 18.0 else 0.0))  # fmt: skip
