@@ -106,7 +106,6 @@ LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 FENCED = re.compile(r"Fencing broker (\d+) (?:at epoch \d+ )?because its session has timed out")
 LEADER = re.compile(r"Completed transition to Leader")
 # A broker's state-change.log as it applies a batch of partition changes: the start, and its followers fetching again.
-TAKING_OVER = re.compile(r"Transitioning \d+ partition\(s\) to local leaders")
 LEADING = re.compile(r"Transitioning (\d+) partition\(s\) to local leaders")
 FOLLOWING = re.compile(r"Started fetchers as part of become-follower")
 HISTOGRAM_TOTAL = re.compile(r"^Total\s+(\d+)\s+(\d+)\s*$", re.M)
@@ -290,6 +289,12 @@ def leader_at(text, since):
     return min(times, default=None)
 
 
+def _lines_between(text, since, until):
+    """[(when, line)] of a Kafka log's lines stamped from since to until, in time order (rolled files in any order)."""
+    stamped = ((log_time(line), line) for line in text.splitlines())
+    return sorted(((at, line) for at, line in stamped if at is not None and since <= at <= until), key=lambda p: p[0])
+
+
 def took_over(texts, since, until):
     """{broker: (when it began applying the partition changes after since, when its followers were last set
     fetching again by until)}, from each surviving broker's state-change.log text ({broker: text}).
@@ -302,11 +307,8 @@ def took_over(texts, since, until):
     out = {}
     for broker, text in texts.items():
         began = fetching = None
-        for line in sorted(text.splitlines(), key=lambda x: log_time(x) or 0.0):
-            at = log_time(line)
-            if at is None or at < since or at > until:
-                continue
-            if began is None and TAKING_OVER.search(line):
+        for at, line in _lines_between(text, since, until):
+            if began is None and LEADING.search(line):
                 began = at
             elif began is not None and FOLLOWING.search(line):
                 fetching = at
@@ -322,10 +324,7 @@ def leader_batches(texts, since, until):
     out = {}
     for broker, text in texts.items():
         started, found = None, []
-        for line in sorted(text.splitlines(), key=lambda x: log_time(x) or 0.0):
-            at = log_time(line)
-            if at is None or at < since or at > until:
-                continue
+        for at, line in _lines_between(text, since, until):
             leading = LEADING.search(line)
             if leading:
                 started = (at, int(leading.group(1)))
