@@ -16,6 +16,7 @@ unit tests without a cluster.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -68,7 +69,7 @@ class GroupMember:
         self.planner = Planner.of(self.assignment, settings, clock)
         self.error = None  # the first fatal error, raised at Spark's next call
         self.stray_records = 0  # records the poll returned although every partition is paused
-        self._unread_since = {}  # {key: when its end offset was first unreadable}
+        self._unread_since = {}  # {(key, era): when its end offset was first unreadable in that ownership}
         self._settled = {}  # {key: the batch end entry last committed, or skipped as revoked}
         self._stop = threading.Event()
         self._thread = None
@@ -226,32 +227,52 @@ class GroupMember:
         # checkpoint), a partition revoked or a driver killed in between would repeat two batches.
         self.commit(self.planner.last)
         owned = self.assignment.owned()
-        high = self.high_watermarks(sorted(owned))
+        high = self.high_watermarks(owned)
         return self.planner.latest(owned, high)
 
-    def high_watermarks(self, names):
-        """{key: end offset} of the partitions (read committed); a partition unreadable for longer than
-        offsets_timeout fails the query, a shorter outage only holds it back."""
+    def high_watermarks(self, owned):
+        """{key: end offset} of the owned partitions ({key: Ownership}; read committed); a partition unreadable
+        for longer than offsets_timeout in one ownership fails the query, a shorter outage only holds it back."""
+        # Timed per ownership: a partition lost and owned again (a new era) is waited for afresh.
+        eras = {(name, own.era) for name, own in owned.items()}
+        self._unread_since = {held: since for held, since in self._unread_since.items() if held in eras}
+        names = sorted(owned)
         if not names:
             return {}
+        out = {}
+        unread = self._ends(names, out)
+        if unread:
+            # librdkafka's admin client asks with the leader epoch its metadata holds and keeps that until its next
+            # periodic refresh (topic.metadata.refresh.interval.ms, 5 minutes): after a leader change every ask is
+            # refused FENCED_LEADER_EPOCH for minutes. Asking for the topics' metadata refreshes it; then once more.
+            for topic in sorted({split_key(name)[0] for name in unread}):
+                with contextlib.suppress(KafkaException):  # the second ask tells
+                    self.admin.list_topics(topic=topic, timeout=10)
+            unread = self._ends(sorted(unread), out)
+        for name, exc in unread.items():
+            since = self._unread_since.setdefault((name, owned[name].era), self.clock())
+            self.events.write("offsets-unread", partition=name, error=str(exc))
+            if self.clock() - since > self.settings.offsets_timeout:
+                raise SourceError(
+                    f"the end offset of {name} could not be read for {self.settings.offsets_timeout:.0f} s: {exc}"
+                ) from exc
+        for name in out:
+            self._unread_since.pop((name, owned[name].era), None)
+        return out
+
+    def _ends(self, names, out):
+        """One ListOffsets of the partitions' ends: each end read goes into out; returns {key: error} of the rest."""
         from confluent_kafka.admin import OffsetSpec
 
         wanted = {TopicPartition(*split_key(name)): OffsetSpec.latest() for name in names}
-        out = {}
-        futures = self.admin.list_offsets(wanted, request_timeout=10)
-        for tp, future in futures.items():
+        unread = {}
+        for tp, future in self.admin.list_offsets(wanted, request_timeout=10).items():
             name = key(tp.topic, tp.partition)
             try:
                 out[name] = future.result().offset
-                self._unread_since.pop(name, None)
             except KafkaException as exc:
-                since = self._unread_since.setdefault(name, self.clock())
-                self.events.write("offsets-unread", partition=name, error=str(exc))
-                if self.clock() - since > self.settings.offsets_timeout:
-                    raise SourceError(
-                        f"the end offset of {name} could not be read for {self.settings.offsets_timeout:.0f} s: {exc}"
-                    ) from exc
-        return out
+                unread[name] = exc
+        return unread
 
     def ranges(self, start, end):
         self.check()
