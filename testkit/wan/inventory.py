@@ -8,17 +8,22 @@ def request(hosts, wan):
 
     hosts: [{"host", "dc", "address", "subnet", "broker"}], in inventory
     order. Returns {"wan", "subnets": {dc: cidr}, "broker_dcs", "probes":
-    {dc: [container, address]}}: the probe of a DC is its first node.
+    {dc: [container, address]}, "neighbours": {dc: address}}: the probe of a
+    DC is its first node, its neighbour the second (a DC of one node has
+    none), the near end a probe's round trips across the WAN are set against.
     """
-    subnets, probes = {}, {}
+    subnets, probes, neighbours = {}, {}, {}
     for h in hosts:
         subnets.setdefault(h["dc"], h["subnet"])
+        if h["dc"] in probes:
+            neighbours.setdefault(h["dc"], h["address"])
         probes.setdefault(h["dc"], [h["host"], h["address"]])
     return {
         "wan": wan,
         "subnets": subnets,
         "broker_dcs": sorted({h["dc"] for h in hosts if h["broker"]}),
         "probes": probes,
+        "neighbours": neighbours,
     }
 
 

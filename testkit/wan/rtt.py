@@ -73,15 +73,17 @@ def summary(samples):
 class RttProbe(threading.Thread):
     """Probes, from each DC's probe node, every other DC's probe node, each interval, until stop() or rounds.
 
-    probes: {dc: (container, address)}. Results: {(from, to): [ms or None]}.
+    probes: {dc: (container, address)}; near: {dc: address} of another node of the probe's own DC (not behind the
+    WAN), probed in the same rounds. Results: {(from, to): [ms or None]}, (dc, dc) the near node's.
     """
 
-    def __init__(self, probes, interval=1.0, rounds=100000, port=CLOSED_PORT, seconds=4 * 3600):
+    def __init__(self, probes, interval=1.0, rounds=100000, port=CLOSED_PORT, seconds=4 * 3600, near=None):
         super().__init__(daemon=True)
         self.probes, self.interval, self.rounds, self.port = dict(probes), interval, rounds, port
+        self.near = dict(near or {})
         self.seconds = seconds
         self.tag = f"stretch-rtt-{uuid.uuid4().hex[:12]}"
-        self.samples = {(a, b): [] for a in self.probes for b in self.probes if a != b}
+        self.samples = {(a, b): [] for a in self.probes for b in self.probes if a != b or a in self.near}
         self._procs = []
         self.error = None
 
@@ -99,6 +101,8 @@ class RttProbe(threading.Thread):
         try:
             for src, (container, _) in sorted(self.probes.items()):
                 targets = {dst: f"{addr}:{self.port}" for dst, (_, addr) in self.probes.items() if dst != src}
+                if src in self.near:
+                    targets[src] = f"{self.near[src]}:{self.port}"
                 proc = subprocess.Popen(
                     ["podman", "exec", "-i", container, "python3", "-u", "-c", PROBE, str(self.interval),
                      str(self.rounds), str(self.seconds), self.tag, *targets.values()],
@@ -127,17 +131,30 @@ class RttProbe(threading.Thread):
         return self.report()
 
     def report(self):
-        """{"dc1-dc2": summary} per unordered pair, both directions' probes together."""
+        """{"dc1-dc2": summary} per unordered pair, both directions' probes together; with near nodes, its
+        "wan_floor_ms" is {probing dc: wan_floor} for each end that has one."""
         out = {}
         for a, b in sorted(self.samples):
             if a < b:
                 out[f"{a}-{b}"] = summary(self.samples[(a, b)] + self.samples[(b, a)])
+                floors = {s: wan_floor(self.samples[(s, d)], self.samples[(s, s)]) for s, d in ((a, b), (b, a))
+                          if s in self.near}  # fmt: skip
+                if floors:
+                    out[f"{a}-{b}"]["wan_floor_ms"] = floors
         return out
 
 
-def measure(probes, rounds=20, interval=0.2, port=CLOSED_PORT):
+def wan_floor(far, near):
+    """What the WAN adds to a round trip's floor: the shortest round trip to another DC less the shortest, in the
+    same rounds from the same node, to a node of its own DC. What both paths spend in the probing node and in the
+    answering node's kernel is not the WAN's, nor is a slow spell of the machine that lifts both floors."""
+    far, near = [ms for ms in far if ms is not None], [ms for ms in near if ms is not None]
+    return round(min(far) - min(near), 2) if far and near else None
+
+
+def measure(probes, rounds=20, interval=0.2, port=CLOSED_PORT, near=None):
     """One bounded measurement: {"dc1-dc2": summary}."""
-    probe = RttProbe(probes, interval=interval, rounds=rounds, port=port)
+    probe = RttProbe(probes, interval=interval, rounds=rounds, port=port, near=near)
     probe.start()
     probe.join(timeout=rounds * (interval + 10) + 30)
     return probe.stop()

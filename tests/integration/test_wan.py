@@ -2,7 +2,16 @@
 
 Round trips are measured by TCP connects from inside the nodes (and from a
 client placed in a DC), so the figures come from the network, not from the
-delayer's settings. The checks restore the inventory's WAN when they end.
+delayer's settings. A delay is judged by what the WAN adds to the round
+trip's floor (rtt.wan_floor): the shortest of 20 round trips to the other
+DC less the shortest, in the same rounds from the same node, to another node
+of its own DC. The time the probing and the answering nodes wait for a core
+comes on top of both: it moves a median by a millisecond or more on a busy
+testbed (a node's median round trip to a node of its own DC: 0.8 to 2.5 ms
+here) and lifts both floors in a slow spell. A DC of one node (the
+tiebreaker's) is measured from the other end. The summaries in each message
+show the median and the worst too. The checks restore the inventory's WAN
+when they end.
 """
 
 from __future__ import annotations
@@ -29,12 +38,19 @@ def wan(cluster):
     request = inventory.read(cluster.inventory)
     found = {(x.src, x.dst): x.delay_ms for x in links(request["wan"], request["subnets"])}
     probes = {dc: tuple(p) for dc, p in request["probes"].items()}
-    yield {"set": found, "probes": probes, "request": request}
+    assert set(request["neighbours"]) >= set(request["broker_dcs"]), f"a broker DC of one node: {request}"
+    yield {"set": found, "probes": probes, "near": request["neighbours"], "request": request}
     control.apply(request)  # the inventory's WAN again, whatever a check left
 
 
 def round_trips(wan, rounds=20):
-    return rtt.measure(wan["probes"], rounds=rounds, interval=0.1)
+    return rtt.measure(wan["probes"], rounds=rounds, interval=0.1, near=wan["near"])
+
+
+def within(found, rtt_ms):
+    """Every end's wan_floor of a pair is rtt_ms within the tolerance."""
+    floors = found.get("wan_floor_ms") or {}
+    return bool(floors) and all(f is not None and abs(f - rtt_ms) <= TOLERANCE_MS for f in floors.values())
 
 
 def set_rtt(wan, pair):
@@ -43,11 +59,12 @@ def set_rtt(wan, pair):
 
 
 def test_every_dc_pair_has_the_inventorys_round_trip_within_a_millisecond(wan):
+    """What the WAN adds to the round trip between every two DCs is their two directions' delays, within 1 ms."""
     measured = round_trips(wan)
     assert set(measured) == {f"{a}-{b}" for a, b in wan["set"] if a < b}
     for pair, found in measured.items():
         assert found["failed"] == 0, (pair, found)
-        assert abs(found["p50_ms"] - set_rtt(wan, pair)) <= TOLERANCE_MS, (pair, found, set_rtt(wan, pair))
+        assert within(found, set_rtt(wan, pair)), (pair, found, set_rtt(wan, pair))
 
 
 def test_a_client_placed_in_a_dc_pays_the_delay_to_the_other_dc_and_none_within_its_own(cluster, wan):
@@ -62,10 +79,11 @@ def test_a_client_placed_in_a_dc_pays_the_delay_to_the_other_dc_and_none_within_
             capture_output=True, text=True, check=True, timeout=60,
         ).stdout  # fmt: skip
     rounds = [json.loads(line) for line in out.splitlines()]
-    near = rtt.summary([r[f"{own.address}:{port}"] for r in rounds])
-    away = rtt.summary([r[f"{far.address}:{port}"] for r in rounds])
+    near_ms, away_ms = ([r[f"{n.address}:{port}"] for r in rounds] for n in (own, far))
+    near, away = rtt.summary(near_ms), rtt.summary(away_ms)
     assert near["p50_ms"] < TOLERANCE_MS, near
-    assert abs(away["p50_ms"] - set_rtt(wan, f"{first}-{second}")) <= TOLERANCE_MS, away
+    wan_floor = rtt.wan_floor(away_ms, near_ms)
+    assert abs(wan_floor - set_rtt(wan, f"{first}-{second}")) <= TOLERANCE_MS, (wan_floor, away, near)
 
 
 def test_make_wan_changes_the_round_trip_on_the_running_testbed(cluster, wan):
@@ -73,11 +91,11 @@ def test_make_wan_changes_the_round_trip_on_the_running_testbed(cluster, wan):
     subprocess.run(["make", "-s", "wan", "RTT=100"], cwd=REPO, check=True, capture_output=True, timeout=120)
     try:
         changed = round_trips(wan)[f"{first}-{second}"]
-        assert abs(changed["p50_ms"] - 100) <= TOLERANCE_MS, changed
+        assert within(changed, 100), changed
     finally:
         control.apply(wan["request"])
     back = round_trips(wan)[f"{first}-{second}"]
-    assert abs(back["p50_ms"] - set_rtt(wan, f"{first}-{second}")) <= TOLERANCE_MS, back
+    assert within(back, set_rtt(wan, f"{first}-{second}")), back
 
 
 def delayer_pid(state):
@@ -95,18 +113,18 @@ def test_a_dead_delayer_costs_the_dcs_their_delay_never_their_link_and_comes_bac
     back = wait_until(lambda: delayer_pid(state) not in (None, old), timeout=30, interval=0.5)
     assert back, f"the supervisor did not start the delayer again: {state.stats()}"
     time.sleep(2)
-    again = round_trips(wan, rounds=10)[pair]
-    assert abs(again["p50_ms"] - set_rtt(wan, pair)) <= TOLERANCE_MS, again
+    again = round_trips(wan)[pair]
+    assert within(again, set_rtt(wan, pair)), again
 
     os.kill(state.supervisor_pid(), signal.SIGKILL)
     os.kill(delayer_pid(state), signal.SIGKILL)
     time.sleep(1)
-    bypassed = round_trips(wan, rounds=10)[pair]
+    bypassed = round_trips(wan)[pair]
     assert bypassed["failed"] == 0, f"the DCs lost their link with the delayer dead: {bypassed}"
-    assert bypassed["p50_ms"] < TOLERANCE_MS, bypassed
+    assert within(bypassed, 0), bypassed
     assert control.apply(wan["request"])["changed"], "apply saw nothing to restart"
-    restored = round_trips(wan, rounds=10)[pair]
-    assert abs(restored["p50_ms"] - set_rtt(wan, pair)) <= TOLERANCE_MS, restored
+    restored = round_trips(wan)[pair]
+    assert within(restored, set_rtt(wan, pair)), restored
 
 
 HOLD = """import socket, sys, time

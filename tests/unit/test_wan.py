@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from testkit.wan import control, inventory
-from testkit.wan.delayer import Lateness, late_share
+from testkit.wan import control, inventory, rtt
+from testkit.wan.delayer import MAX_STAMP_AGE_S, Lateness, arrival, late_share
 from testkit.wan.links import MAX_BACKLOG_S, QUEUE_BASE, Link, Schedule, WanError, iptables_rules, links, with_rtt
 
 DCS = ["dc1", "dc2", "dc3"]
@@ -195,7 +195,14 @@ def test_the_request_takes_each_dcs_subnet_brokers_and_first_node_from_the_inven
     assert found["subnets"] == {"dc1": "10.0.1.0/24", "dc2": "10.0.2.0/24", "dc3": "10.0.3.0/24"}
     assert found["broker_dcs"] == ["dc1", "dc2"]
     assert found["probes"]["dc1"] == ["dc1-controller0", "10.0.1.10"]
+    assert found["neighbours"] == {"dc1": "10.0.1.11", "dc2": "10.0.2.11", "dc3": "10.0.3.11"}
+    assert inventory.request(hosts[-1:], SEEDS)["neighbours"] == {}  # a DC of one node has none
     assert found["wan"] == SEEDS
+
+
+def test_what_the_wan_adds_is_the_far_floor_less_the_near_one_of_the_same_rounds():
+    assert rtt.wan_floor([31.4, None, 32.0, 30.9], [1.2, 0.8, None, 0.7]) == 30.2
+    assert rtt.wan_floor([31.4], [None]) is None  # no near round trip: nothing to set it against
 
 
 def test_the_delayer_counts_how_late_each_packet_left():
@@ -231,3 +238,11 @@ def test_a_queue_another_process_holds_is_named_with_its_likely_holder(monkeypat
     fake.NetfilterQueue = Unbound
     with pytest.raises(OSError, match=r"^Failed to bind family 2. Are you root\?$"):
         Direction(Link("dc1", "dc2", delay_ms=15, queue=7000), on_packet=None)
+
+
+def test_a_packet_counts_from_the_kernels_receive_stamp_and_from_its_read_without_a_usable_one():
+    # Read at monotonic 100.0 while the wall clock says 5000.0; stamped 0.4 ms earlier on the wall clock.
+    assert arrival(100.0, 4999.9996, 5000.0) == pytest.approx(99.9996)
+    assert arrival(100.0, 0.0, 5000.0) == 100.0  # no stamp
+    assert arrival(100.0, 5000.5, 5000.0) == 100.0  # a stamp after the read: the wall clock stepped back
+    assert arrival(100.0, 5000.0 - MAX_STAMP_AGE_S - 1, 5000.0) == 100.0  # too old to be a wait
