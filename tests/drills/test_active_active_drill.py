@@ -99,6 +99,10 @@ class SparkHost(SparkNode):
     def restarts(self):
         return int(self.run(f"systemctl show {UNIT} --property=NRestarts --value").strip() or 0)
 
+    def keep_journal(self, since, path):
+        """The job's journal from `since` (epoch seconds) in `path`: why systemd started it again, if it did."""
+        path.write_text(self.run(f"journalctl -u {UNIT} --no-pager -o short-iso --since @{int(since)} || true"))
+
 
 class Drill:
     def __init__(self, cluster):
@@ -210,11 +214,17 @@ def test_active_active_drill(cluster, prometheus):
     drill.partitions = reset_group(cluster)
 
     with Load(cluster, WORKDIR / "load", "the active/active drill", {"loads": {}}):
+        first_start = time.time()
         drill.playbook("streaming")
-        pids = {dc: h.main_pid() for dc, h in drill.hosts.items()}
+        pids = {dc: (h.main_pid(), h.restarts()) for dc, h in drill.hosts.items()}
         again = drill.playbook("streaming")
-        drill.check("each DC's job is the same process after the second start", pids == {
-            dc: h.main_pid() for dc, h in drill.hosts.items()} and all(pids.values()), pids)  # fmt: skip
+        after = {dc: (h.main_pid(), h.restarts()) for dc, h in drill.hosts.items()}
+        same = after == pids and all(pid for pid, _ in pids.values())
+        if not same:
+            for dc, host in drill.hosts.items():
+                host.keep_journal(first_start, WORKDIR / f"{dc}-journal.log")
+        drill.check("each DC's job is the same process after the second start (main PID, systemd's restarts)",
+                    same, {"first": pids, "second": after})  # fmt: skip
         drill.check("a second start changes nothing and starts no second copy", again.ok and again.changed == 0,
                     f"changed={again.changed}")  # fmt: skip
         began = time.time()
