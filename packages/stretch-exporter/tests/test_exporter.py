@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaException
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -384,3 +385,55 @@ def test_an_end_offset_not_read_fails_the_read_naming_the_partition():
     with pytest.raises(ReadError, match="no end offset read for load-2"):
         cluster_on(fake).end_offsets({("load", 0), ("load", 2)})
     assert cluster_on(fake).end_offsets(set()) == {}
+
+
+class FakeConfluent:
+    """confluent-kafka's admin client as groups() uses it; refuses every ask NOT_COORDINATOR while stale."""
+
+    made = []
+
+    def __init__(self, config=None, stale=False):
+        self.stale = stale
+        FakeConfluent.made.append(self)
+
+    def _answer(self, value):
+        from concurrent.futures import Future  # noqa: PLC0415
+
+        from confluent_kafka import KafkaError, KafkaException  # noqa: PLC0415
+
+        future = Future()
+        if self.stale:
+            future.set_exception(KafkaException(KafkaError(KafkaError.NOT_COORDINATOR, "ConsumerGroupDescribe: ")))
+        else:
+            future.set_result(value)
+        return future
+
+    def describe_consumer_groups(self, names, request_timeout):
+        from types import SimpleNamespace  # noqa: PLC0415
+
+        return {n: self._answer(SimpleNamespace(members=[])) for n in names}
+
+    def list_consumer_group_offsets(self, wanted, request_timeout):
+        from types import SimpleNamespace  # noqa: PLC0415
+
+        return {w.group_id: self._answer(SimpleNamespace(topic_partitions=[])) for w in wanted}
+
+
+class FakeGroups(FakeKafkaPython):
+    def list_groups(self):
+        return [{"group_id": "stream"}]
+
+
+def test_a_group_read_refused_by_a_moved_coordinator_is_made_again_with_a_new_client():
+    FakeConfluent.made.clear()
+    cluster = cluster_on(FakeGroups())
+    cluster.settings, cluster.timeout = {"bootstrap_servers": "b:9092", "client_config": {}}, 10
+    cluster._confluent_client = FakeConfluent
+    cluster.confluent = FakeConfluent(stale=True)
+    assert cluster.groups() == {"stream": {"members": [], "committed": {}}}
+    assert len(FakeConfluent.made) == 2
+    assert cluster.confluent is FakeConfluent.made[-1]
+    cluster._confluent_client = lambda config: FakeConfluent(stale=True)
+    cluster.confluent = FakeConfluent(stale=True)
+    with pytest.raises(KafkaException, match="NOT_COORDINATOR"):  # still refused: the read fails, no loop
+        cluster.groups()

@@ -36,6 +36,7 @@ class Cluster:
         from kafka.admin import KafkaAdminClient  # noqa: PLC0415
 
         self.timeout = settings["timeout_seconds"]
+        self._confluent_client = AdminClient
         self.confluent = AdminClient(admin_config(settings))
         self.settings = settings
         self._kafka_python = KafkaAdminClient
@@ -59,7 +60,23 @@ class Cluster:
         return {b["broker_id"]: b.get("rack") or UNKNOWN for b in brokers}
 
     def groups(self):
-        """{group: {"members": [(host, [(topic, partition)])], "committed": {(topic, partition): offset}}}."""
+        """{group: {"members": [(host, [(topic, partition)])], "committed": {(topic, partition): offset}}}.
+
+        librdkafka's admin client keeps the coordinator it found for a group after the group moved (a restart, a
+        DC's loss or recovery) and is answered NOT_COORDINATOR by it from then on (seen on the testbed for every
+        read of 24 minutes): a read so refused is made once more with a new client, which looks the
+        coordinators up afresh."""
+        from confluent_kafka import KafkaError, KafkaException  # noqa: PLC0415
+
+        try:
+            return self._groups()
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.NOT_COORDINATOR:
+                raise
+        self.confluent = self._confluent_client(admin_config(self.settings))
+        return self._groups()
+
+    def _groups(self):
         from confluent_kafka import ConsumerGroupTopicPartitions  # noqa: PLC0415
 
         # Every group, "simple" ones too: a client that assigns its partitions itself and commits has lag.
