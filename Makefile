@@ -164,7 +164,7 @@ lint:
 # archive and a local SparkSession, once, a few minutes), and the playbooks'
 # refusals (tests/preflight: each test its own ansible-playbook run, on no
 # host, so two at a time (a file whose module fixtures build an artifact or
-# start containers is one xdist_group, run by one worker): 4:50 in CI, not 10.
+# start containers is one xdist_group, run by one worker): 4:50-7:30 in CI, not 10.
 unit: setup-test-tools collection
 	python -m pytest -p no:cacheprovider -q tests/unit $(wildcard packages/*/tests)
 	python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup tests/preflight
