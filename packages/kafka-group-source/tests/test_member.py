@@ -200,12 +200,18 @@ def test_a_fatal_error_fails_spark_at_its_next_call():
         m.latest()
 
 
-def test_an_end_offset_unreadable_too_long_fails_the_query():
+def unreadable(error):
+    """A member owning load:0 (committed at 5) whose end offset the admin refuses with error, on a clock the
+    test sets (now[0]), with a 30 s offsets timeout: (member, its consumer, the clock)."""
     now = [0.0]
-    down = KafkaError(KafkaError.LEADER_NOT_AVAILABLE, "no leader")
     consumer = StubConsumer(committed={0: 5})
-    m = member(consumer, StubAdmin({0: down}), clock=lambda: now[0], offsets_timeout=30)
+    m = member(consumer, StubAdmin({0: error}), clock=lambda: now[0], offsets_timeout=30)
     m._on_assign(consumer, [TopicPartition("load", 0)])
+    return m, consumer, now
+
+
+def test_an_end_offset_unreadable_too_long_fails_the_query():
+    m, _, now = unreadable(KafkaError(KafkaError.LEADER_NOT_AVAILABLE, "no leader"))
     assert m.latest()["load:0"]["to"] == 5  # held back, not failed
     now[0] = 31.0
     with pytest.raises(SourceError, match="could not be read for 30 s"):
@@ -226,11 +232,7 @@ def test_an_end_refused_for_a_stale_leader_epoch_is_read_again_after_the_topics_
 
 
 def test_a_partition_owned_again_gets_its_own_wait_not_the_one_before_it_was_lost():
-    now = [0.0]
-    down = KafkaError(KafkaError.FENCED_LEADER_EPOCH, "fenced")
-    consumer = StubConsumer(committed={0: 5})
-    m = member(consumer, StubAdmin({0: down}), clock=lambda: now[0], offsets_timeout=30)
-    m._on_assign(consumer, [TopicPartition("load", 0)])
+    m, consumer, now = unreadable(KafkaError(KafkaError.FENCED_LEADER_EPOCH, "fenced"))
     m.latest()  # unreadable since 0
     m._on_lost(consumer, [TopicPartition("load", 0)])
     now[0] = 100.0
