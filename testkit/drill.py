@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import statistics
 import time
 from pathlib import Path
 
@@ -120,10 +121,13 @@ def lag_rise_and_fall(points, calm, lost, settled):
 
     calm, lost, settled: (from, to) windows: before the loss; from the loss
     until the other DC's consumers took every partition over; after that.
-    It rose when its peak while lost is above its highest calm value, and
-    fell when every value once settled is back at or under that calm highest
-    (a DC that owns nothing any more counts 0). Returns {calm_max, peak,
-    settled_max, rose, fell}; a window without a point, or None, counts as
+    In the calm the lag saw-tooths between commits, and one slow batch
+    lifts it far above its usual top: so it rose when its peak while lost
+    is above the calm's upper quartile (calm_q3) and above its value at the
+    loss, and fell when every value once settled is back at or under the
+    calm's highest (calm_max; a DC that owns nothing any more counts 0).
+    Returns {calm_q3, calm_max, peak, settled_max, rose, fell}; a window
+    without a point (or the calm with fewer than four), or None, counts as
     not shown.
     """
 
@@ -131,12 +135,14 @@ def lag_rise_and_fall(points, calm, lost, settled):
         return [v for t, v in points if window and window[0] <= t <= window[1]]
 
     calm_values, lost_values, settled_values = within(calm), within(lost), within(settled)
+    calm_q3 = statistics.quantiles(calm_values, n=4)[2] if len(calm_values) >= 4 else None
     calm_max = max(calm_values) if calm_values else None
     peak = max(lost_values) if lost_values else None
     settled_max = max(settled_values) if settled_values else None
-    rose = None not in (calm_max, peak) and peak > calm_max
+    rose = None not in (calm_q3, peak) and peak > calm_q3 and peak > lost_values[0]
     fell = None not in (calm_max, settled_max) and settled_max <= calm_max
-    return {"calm_max": calm_max, "peak": peak, "settled_max": settled_max, "rose": rose, "fell": fell}
+    return {"calm_q3": calm_q3, "calm_max": calm_max, "peak": peak, "settled_max": settled_max,
+            "rose": rose, "fell": fell}  # fmt: skip
 
 
 def loss_windows(members, killed_at, until):

@@ -21,8 +21,9 @@ b. the second DC's driver is killed (SIGKILL on its whole service): the
    to the first batch of the first DC's job holding a partition the killed
    job owned (at most 15 s). The group's lag in the second DC, as the
    cluster's exporter gives it to the drill's Prometheus (the dashboard's
-   lag panel), rises above its calm highest while its partitions wait, and
-   is back at or under it once the first DC's job has them; the dashboard's
+   lag panel), climbs above its calm upper quartile while its partitions
+   wait, and is back at or under its calm highest once the first DC's job
+   has them; the dashboard's
    member panel, read in the same scrape, tells which is which (waiting:
    until it first shows the DC without a member; back: from then until it
    shows the restarted job);
