@@ -135,6 +135,14 @@ class Broker:
         self.log.close()
 
 
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist (`make unit` runs two workers, --dist loadgroup), every test that needs the broker or the
+    SparkSession runs on one worker, so the session starts each once, not once per worker."""
+    for item in items:
+        if {"broker", "spark"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("kafka-group-source"))
+
+
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory):
     running = Broker(tmp_path_factory.mktemp("kafka")).start()
