@@ -22,6 +22,7 @@ import yaml
 
 from testkit import REPO
 from testkit.cluster import smoke_report_problems, start_times
+from testkit.leaks import leaks
 from testkit.playbook import CONSUMER, run
 
 GALAXY = Path(sys.executable).parent / "ansible-galaxy"
@@ -57,10 +58,11 @@ def project(tmp_path_factory):
     return site
 
 
-def play(project, name, **extra):
+def play(project, name, *args, **extra):
     return run(
         project / "inventory",
         name,
+        *args,
         project=project,
         testbed_dist=str(REPO / "testbed/dist"),
         testbed_wheelhouse=str(project / "wheelhouse"),
@@ -68,10 +70,21 @@ def play(project, name, **extra):
     )
 
 
-def test_the_installed_artifact_converges_the_testbed_and_changes_nothing(project):
-    proc = play(project, "site")
-    assert proc.ok, proc.text[-3000:] + proc.stderr[-3000:]
+def test_the_installed_artifact_converges_the_testbed_changes_nothing_and_prints_no_secret(project, cluster, tmp_path):
+    """The converge runs at full verbosity with --diff: every testbed secret, and any PEM private key, must be
+    absent from all it printed (site.yml writes the nodes' keys and keystores, sets the SCRAM users and gives each
+    DC's Spark cluster its secret). test_security.py reads the other playbooks that handle secrets."""
+    secrets, keys = cluster.secrets(), cluster.private_key_files()
+    assert secrets, "the inventory gives no secret to look for: the test would pass on anything"
+    assert keys, "no private key to look for in kafka_pki_dir"
+    proc = play(project, "site", "-vvvv", "--diff", log_dir=tmp_path)
+    assert proc.ok, proc.log or proc.text[-3000:] + proc.stderr[-3000:]
     assert proc.changed == 0, {host: s["changed"] for host, s in proc.recap.items() if s["changed"]}
+    # Verbose lines go to stderr where ANSIBLE_VERBOSE_TO_STDERR is set (Molecule sets it for what it runs).
+    printed = proc.stdout + proc.stderr
+    assert "Using module file" in printed, "the run's verbose output was not read"
+    found = leaks(printed, secrets, keys)
+    assert found == [], f"site.yml printed secrets (whole output in {proc.log}): {found}"
 
 
 def test_the_installed_artifact_restarts_every_node_and_its_smoke_test_proves_each_dc_reads_locally(
