@@ -171,8 +171,9 @@ unit: setup-test-tools collection
 	python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup tests/unit $(wildcard packages/*/tests)
 	python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup tests/preflight
 
-# One testbed: destroy, syntax, create, converge, idempotence, verify (the
-# smoke test, the integration tests, the drills), destroy.
+# One testbed: destroy, syntax, create, converge, verify (the second converge,
+# which must change nothing, the smoke test, the integration tests, the
+# drills), destroy.
 molecule: collection
 	rm -f reports/verify.log
 	molecule test || { status=$$?; echo "--- reports/verify.log (tail)"; \
