@@ -122,27 +122,32 @@ def lag_rise_and_fall(points, calm, lost, settled):
     calm, lost, settled: (from, to) windows: before the loss; from the loss
     until the other DC's consumers took every partition over; after that.
     In the calm the lag saw-tooths between commits, and one slow batch
-    lifts it far above its usual top: so it rose when its peak while lost
-    is above the calm's upper quartile (calm_q3) and above its value at the
-    loss, and fell when every value once settled is back at or under the
-    calm's highest (calm_max; a DC that owns nothing any more counts 0).
-    Returns {calm_q3, calm_max, peak, settled_max, rose, fell}; a window
-    without a point (or the calm with fewer than four), or None, counts as
-    not shown.
+    lifts it far above its usual top. While the DC's partitions wait nobody
+    commits them, so their lag only climbs: it rose when its peak while
+    lost is above the calm's upper quartile (calm_q3) and has climbed from
+    the first value read after the loss by more than the calm's
+    interquartile range (calm_iqr: a saw-tooth's usual swing), which needs
+    two points while lost. It fell when every value once settled is back at
+    or under the calm's highest (calm_max; a DC that owns nothing any more
+    counts 0). Returns {calm_q3, calm_iqr, calm_max, peak, climb,
+    settled_max, rose, fell}; a window without a point (or the calm with
+    fewer than four), or None, counts as not shown.
     """
 
     def within(window):
         return [v for t, v in points if window and window[0] <= t <= window[1]]
 
     calm_values, lost_values, settled_values = within(calm), within(lost), within(settled)
-    calm_q3 = statistics.quantiles(calm_values, n=4)[2] if len(calm_values) >= 4 else None
+    calm_q1, _, calm_q3 = statistics.quantiles(calm_values, n=4) if len(calm_values) >= 4 else (None, None, None)
+    calm_iqr = None if calm_q3 is None else calm_q3 - calm_q1
     calm_max = max(calm_values) if calm_values else None
     peak = max(lost_values) if lost_values else None
+    climb = peak - lost_values[0] if len(lost_values) >= 2 else None
     settled_max = max(settled_values) if settled_values else None
-    rose = None not in (calm_q3, peak) and peak > calm_q3 and peak > lost_values[0]
+    rose = None not in (calm_q3, climb) and peak > calm_q3 and climb > calm_iqr
     fell = None not in (calm_max, settled_max) and settled_max <= calm_max
-    return {"calm_q3": calm_q3, "calm_max": calm_max, "peak": peak, "settled_max": settled_max,
-            "rose": rose, "fell": fell}  # fmt: skip
+    return {"calm_q3": calm_q3, "calm_iqr": calm_iqr, "calm_max": calm_max, "peak": peak, "climb": climb,
+            "settled_max": settled_max, "rose": rose, "fell": fell}  # fmt: skip
 
 
 def loss_windows(members, killed_at, until):

@@ -63,17 +63,19 @@ def test_a_report_without_a_count_fails_the_drill():
     assert load_problems(report) == ["the load's report has no unconfirmed count"]
 
 
-def test_a_lost_dc_s_lag_is_judged_risen_against_its_calm_upper_quartile_and_fallen_against_its_calm_highest():
+def test_a_lost_dc_s_lag_is_judged_risen_against_its_calm_quartiles_and_fallen_against_its_calm_highest():
     from testkit.drill import lag_rise_and_fall
 
     points = [(0, 120), (2, 150), (5, 130), (8, 140), (10, 130), (15, 480), (20, 620), (25, 0), (30, 0)]
     judged = lag_rise_and_fall(points, calm=(0, 10), lost=(11, 21), settled=(24, 30))
-    assert judged == {"calm_q3": 145, "calm_max": 150, "peak": 620, "settled_max": 0, "rose": True, "fell": True}
+    assert judged == {"calm_q3": 145, "calm_iqr": 20, "calm_max": 150, "peak": 620, "climb": 140,
+                      "settled_max": 0, "rose": True, "fell": True}  # fmt: skip
     # Lag that never came down, or a window the exporter left empty, is not shown.
     assert not lag_rise_and_fall(points[:7] + [(25, 700)], (0, 10), (11, 21), (24, 30))["fell"]
     assert not lag_rise_and_fall(points, (0, 10), (40, 50), (24, 30))["rose"]
-    # Too short a calm to know its usual top shows nothing.
+    # Too short a calm to know its usual top, or one point while lost (no climb), shows nothing.
     assert not lag_rise_and_fall(points, (0, 6), (11, 21), (24, 30))["rose"]
+    assert not lag_rise_and_fall(points, (0, 10), (11, 16), (24, 30))["rose"]
 
 
 def test_one_slow_calm_batch_does_not_hide_the_rise_and_a_lag_that_does_not_climb_is_no_rise():
@@ -84,11 +86,13 @@ def test_one_slow_calm_batch_does_not_hide_the_rise_and_a_lag_that_does_not_clim
     calm = list(zip(range(0, 40, 2), values, strict=True))
     lost = [(40, 436), (42, 495), (44, 459), (46, 639), (48, 807)]
     judged = lag_rise_and_fall(calm + lost, (0, 39), (40, 48), (50, 60))
-    assert (judged["calm_max"], judged["peak"], judged["rose"]) == (1049, 807, True)
+    assert (judged["calm_max"], judged["peak"], judged["climb"], judged["rose"]) == (1049, 807, 371, True)
     # An exporter that dropped the waiting partitions (their lag gone at the kill) shows no rise,
     assert not lag_rise_and_fall(calm + [(t, 0) for t, _ in lost], (0, 39), (40, 48), (50, 60))["rose"]
-    # nor one whose lag climbs only as far as a calm saw-tooth does,
+    # nor one whose lag goes only as high as a calm saw-tooth does,
     assert not lag_rise_and_fall(calm + [(40, 206), (42, 300), (44, 440)], (0, 39), (40, 44), (50, 60))["rose"]
+    # nor one above the calm's upper quartile that climbed no more than a calm saw-tooth swings,
+    assert not lag_rise_and_fall(calm + [(40, 466), (42, 501), (44, 560)], (0, 39), (40, 44), (50, 60))["rose"]
     # nor one whose only high point is the one read at the kill, before any partition waited.
     assert not lag_rise_and_fall(calm + [(40, 700), (42, 300), (44, 350)], (0, 39), (40, 44), (50, 60))["rose"]
 
@@ -96,16 +100,16 @@ def test_one_slow_calm_batch_does_not_hide_the_rise_and_a_lag_that_does_not_clim
 def test_the_panel_s_own_member_count_marks_the_lost_and_settled_windows():
     from testkit.drill import lag_rise_and_fall, loss_windows
 
-    members = [(0, 1), (5, 1), (10, 1), (15, 1), (20, 1), (25, 0), (30, 0), (35, 1), (40, 1)]
-    lag = [(0, 120), (5, 150), (10, 130), (15, 480), (20, 620), (25, 0), (30, 0), (35, 900), (40, 950)]
+    members = [(-5, 1), (0, 1), (5, 1), (10, 1), (15, 1), (20, 1), (25, 0), (30, 0), (35, 1), (40, 1)]
+    lag = [(-5, 140), (0, 120), (5, 150), (10, 130), (15, 480), (20, 620), (25, 0), (30, 0), (35, 900), (40, 950)]
     lost, settled = loss_windows(members, killed_at=12, until=45)
     assert (lost, settled) == ((12, 20), (25, 30))
     # The restarted consumers' own lag (35 s on) is not the lost DC's lag coming back.
-    judged = lag_rise_and_fall(lag, (0, 12), lost, settled)
-    assert (judged["peak"], judged["settled_max"], judged["fell"]) == (620, 0, True)
+    judged = lag_rise_and_fall(lag, (-5, 12), lost, settled)
+    assert (judged["peak"], judged["settled_max"], judged["rose"], judged["fell"]) == (620, 0, True, True)
     # A panel that never showed the DC without a member shows no settled window: the lag is not shown to fall.
-    lost, settled = loss_windows(members[:5], killed_at=12, until=45)
+    lost, settled = loss_windows(members[:6], killed_at=12, until=45)
     assert (lost, settled) == ((12, 45), None)
-    assert not lag_rise_and_fall(lag[:5], (0, 12), lost, settled)["fell"]
+    assert not lag_rise_and_fall(lag[:6], (-5, 12), lost, settled)["fell"]
     # Nor did it fall while the panel still counted a member.
-    assert loss_windows(members[:7], killed_at=12, until=45) == ((12, 20), (25, 45))
+    assert loss_windows(members[:8], killed_at=12, until=45) == ((12, 20), (25, 45))
