@@ -78,13 +78,22 @@ def test_the_installed_artifact_converges_the_testbed_changes_nothing_and_prints
     assert secrets, "the inventory gives no secret to look for: the test would pass on anything"
     assert keys, "no private key to look for in kafka_pki_dir"
     proc = play(project, "site", "-vvvv", "--diff", log_dir=tmp_path)
-    assert proc.ok, proc.log or proc.text[-3000:] + proc.stderr[-3000:]
-    assert proc.changed == 0, {host: s["changed"] for host, s in proc.recap.items() if s["changed"]}
     # Verbose lines go to stderr where ANSIBLE_VERBOSE_TO_STDERR is set (Molecule sets it for what it runs).
     printed = proc.stdout + proc.stderr
     assert "Using module file" in printed, "the run's verbose output was not read"
+    # First, before anything of the run is shown: a diff of a changed or failed task is where a secret would be.
     found = leaks(printed, secrets, keys)
     assert found == [], f"site.yml printed secrets (whole output in {proc.log}): {found}"
+    assert proc.ok, f"site.yml failed (whole output in {proc.log}): {proc.text[-3000:]}"
+    changed = sorted(
+        {
+            f"{host}: {task['task']['name']}"
+            for task in proc.tasks
+            for host, result in task["hosts"].items()
+            if result.get("changed")
+        }
+    )
+    assert proc.changed == 0, changed or {host: s["changed"] for host, s in proc.recap.items() if s["changed"]}
 
 
 def test_the_installed_artifact_restarts_every_node_and_its_smoke_test_proves_each_dc_reads_locally(
