@@ -135,9 +135,11 @@ class Broker:
         self.log.close()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     """Under pytest-xdist (`make unit` runs two workers, --dist loadgroup), every test that needs the broker or the
-    SparkSession runs on one worker, so the session starts each once, not once per worker."""
+    SparkSession runs on one worker, so the session starts each once, not once per worker. It runs first: xdist's own
+    hook reads the groups into the tests' ids, and would miss them otherwise."""
     for item in items:
         if {"broker", "spark"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group("kafka-group-source"))
