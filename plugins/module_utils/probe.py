@@ -20,6 +20,25 @@ import threading
 import time
 
 
+def until_answered(call, timeout, interval=0.5, clock=time.time, sleep=time.sleep):
+    """call()'s result, asked again after each failure until it answers or timeout seconds have passed.
+
+    Returns (result, seconds it took). A cluster that has just lost a DC can take longer than one request's
+    bound to answer the first metadata request (a new connection's TLS and SASL handshakes to a broker that
+    is busy electing leaders, over the WAN): one late answer must not fail a wait that may last minutes. The
+    last failure is raised, with the time spent, once the time is up: closed, never a pass.
+    """
+    started = clock()
+    while True:
+        try:
+            return call(), clock() - started
+        except Exception as exc:  # noqa: BLE001  retried until the time is up, then raised
+            spent = clock() - started
+            if spent >= timeout:
+                raise RuntimeError(f"{type(exc).__name__}: {exc} (still failing after {spent:.0f} s)") from exc
+        sleep(interval)
+
+
 def poll(partitions, send, since, timeout, interval=0.2, clock=time.time, sleep=time.sleep):
     """Send a probe to every partition not yet acknowledged, until each is, or timeout.
 

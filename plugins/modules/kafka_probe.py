@@ -104,8 +104,8 @@ def main():
     except Exception as exc:  # noqa: BLE001  an unreachable cluster is reported as such
         module.fail_json(msg=f"cannot connect to {params['bootstrap_servers']}: {exc}")
     try:
-        partitions = client.partitions()
-        outcome = probe.poll(partitions, client.send, since, params["timeout"])
+        partitions, spent = probe.until_answered(client.partitions, params["timeout"])
+        outcome = probe.poll(partitions, client.send, since, max(0, params["timeout"] - spent))
     except Exception as exc:  # noqa: BLE001  a read failure fails the probe, closed
         module.fail_json(msg=f"probe of {params['topic']} failed: {exc}")
     finally:

@@ -2,7 +2,9 @@
 
 import time
 
-from ansible_collections.stretch.kafka.plugins.module_utils.probe import KafkaTransactionProbe, poll
+import pytest
+
+from ansible_collections.stretch.kafka.plugins.module_utils.probe import KafkaTransactionProbe, poll, until_answered
 
 
 class Clock:
@@ -61,3 +63,30 @@ def test_a_transaction_that_hangs_in_its_commit_is_given_up_and_tried_again():
     assert txn.send(0) == "RuntimeError: NotEnoughReplicasError"
     txn._commit = lambda partition: None
     assert txn.send(0) is None
+
+
+def test_a_first_metadata_request_that_times_out_is_asked_again_within_the_wait():
+    """What CI saw: the tiebreaker's failover failed on one 2 s metadata timeout of a 600 s wait."""
+    clock = Clock(0.0)
+    answers = iter([TimeoutError("Failed to update metadata after 2.0 secs."), TimeoutError("again"), [0, 1, 2]])
+
+    def partitions():
+        clock.now += 2.0  # each request runs to its bound
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    found, spent = until_answered(partitions, timeout=600, interval=0.5, clock=clock, sleep=clock.sleep)
+    assert (found, spent) == ([0, 1, 2], 7.0)
+
+
+def test_metadata_that_never_answers_fails_once_the_wait_is_over_naming_the_last_error():
+    clock = Clock(0.0)
+
+    def partitions():
+        clock.now += 2.0
+        raise TimeoutError("Failed to update metadata after 2.0 secs.")
+
+    with pytest.raises(RuntimeError, match=r"TimeoutError: Failed to update metadata .*still failing after 12 s"):
+        until_answered(partitions, timeout=10, interval=0.5, clock=clock, sleep=clock.sleep)
