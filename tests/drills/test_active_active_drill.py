@@ -27,9 +27,7 @@ b. the second DC's driver is killed (SIGKILL on its whole service): the
    dashboard's member panel, read in the same scrape, tells which is which (waiting:
    until it first shows the DC without a member; back: from then until it
    shows the restarted job);
-c. systemd starts the killed job again and the work splits again; a second
-   run of streaming.yml over the running jobs then changes nothing and
-   leaves each DC's job the same process;
+c. systemd starts the killed job again and the work splits again;
 d. (the full drill only) the second DC's Kafka nodes are lost
    (dc_failover.yml) and recovered (dc_recovery.yml) while the jobs run; the
    work splits again after; the short drill leaves the DC's loss to the
@@ -203,10 +201,11 @@ def lag_seen(prometheus, group, dc, calm_start, killed_at):
 
 
 def second_start(drill, since):
-    """Runs streaming.yml again over the running jobs: it must change nothing and leave each DC's job the same
-    process (systemd's main PID and restart count); when a job is not, its journal since `since` is kept. It runs
-    once the work has split again after (c), when no driver is starting: while both drivers start, the 2-core
-    testbed makes the same run take minutes."""
+    """Runs streaming.yml again right after the first start, while both drivers start (an operator's likeliest
+    second run): it must change nothing and leave each DC's job the same process (systemd's main PID and restart
+    count); when a job is not, its journal since `since` is kept. On the 2-core testbed it takes minutes, and the
+    calm that follows starts with the jobs caught up: run after (c) instead, it left the calm to begin while the
+    jobs still read the backlog of their start (a calm lag of up to 2,820 records, its upper quartile 992)."""
     pids = {dc: (h.main_pid(), h.restarts()) for dc, h in drill.hosts.items()}
     again = drill.playbook("streaming")
     after = {dc: (h.main_pid(), h.restarts()) for dc, h in drill.hosts.items()}
@@ -238,6 +237,7 @@ def test_active_active_drill(cluster, prometheus):
     with Load(cluster, WORKDIR / "load", "the active/active drill", {"loads": {}}):
         first_start = time.time()
         drill.playbook("streaming")
+        second_start(drill, first_start)
         began = time.time()
         drill.check(
             "(a) both jobs own about half of the partitions, and together all of them",
@@ -316,8 +316,6 @@ def test_active_active_drill(cluster, prometheus):
         )
         drill.figures["resplit_s"] = round(time.time() - killed_at, 1) if back else None
         drill.check(f"(c) systemd starts {second}'s job again and the work splits again", back, drill.owned())
-        if back:
-            second_start(drill, first_start)
 
         if FULL:
             lose_and_recover(drill)
