@@ -163,7 +163,7 @@ lint:
 # kafka-group source's start a single-node broker from the testbed's Kafka
 # archive and a local SparkSession), two at a time: the tests that need the
 # broker or Spark are one xdist_group, so one worker starts them once
-# (2:01 here, against 3:11 in one process); then the playbooks' refusals
+# (1:49 here, against 3:11 in one process); then the playbooks' refusals
 # (tests/preflight: each test its own ansible-playbook run, on no host, so
 # two at a time (a file whose module fixtures build an artifact or start
 # containers is one xdist_group, run by one worker): 4:50-7:30 in CI, not 10.
