@@ -14,4 +14,5 @@ class FilterModule:
             "index_problems": _guard(packages.index_problems),
             "own_requirements": _guard(packages.own_requirements),
             "requirement_problems": _guard(packages.requirement_problems),
+            "requirements_missing": _guard(packages.requirements_missing),
         }

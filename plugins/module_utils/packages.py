@@ -12,6 +12,7 @@ satisfies an unpinned name).
 
 from __future__ import annotations
 
+import json
 import re
 
 # The project's own packages: every one must be in the bundle of a released collection.
@@ -132,3 +133,27 @@ def own_requirements(bundle: dict, names, index_packages, wheel_dir: str) -> dic
         wheels.append(entry["wheel"])
         lines.append(f"{wheel_dir.rstrip('/')}/{entry['wheel']} --hash=sha256:{entry['sha256']}")
     return {"lines": lines, "wheels": wheels, "index": any(canonical(n) in from_index for n in names)}
+
+
+def requirements_missing(entries, held) -> list[str]:
+    """The requirements (``name==version``) a virtualenv does not hold at their pinned version, in their order.
+
+    held is what the virtualenv's Python reports: a JSON object of distribution name to version, as text (the
+    role reads it with importlib.metadata), or that object. Anything that cannot be read as that (no
+    virtualenv yet, an empty or partial reply) holds nothing, so every requirement is missing and gets
+    installed; so is an entry that is not a plain pin, which pip must judge. Versions are compared as
+    written, after PEP 503 names: ``==`` pins one release, and pip writes the version it installed."""
+    if isinstance(held, str):
+        try:
+            held = json.loads(held) if held.strip() else {}
+        except ValueError:
+            held = {}
+    if not isinstance(held, dict):
+        held = {}
+    versions = {canonical(str(name)): str(version) for name, version in held.items()}
+    missing = []
+    for entry in entries:
+        match = _PINNED.fullmatch(entry.strip()) if isinstance(entry, str) else None
+        if match is None or versions.get(canonical(match.group("name"))) != match.group("version"):
+            missing.append(entry)
+    return missing

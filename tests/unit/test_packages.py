@@ -92,6 +92,37 @@ def test_pinned_third_party_requirements_with_extras_pass():
     assert filters["requirement_problems"](["pyspark[sql]==4.0.0", "a.b_c==1!2.0+local"], "x") == []
 
 
+PINS = ["confluent-kafka==2.16.1", "pyarrow==20.0.0"]
+
+
+def test_a_virtualenv_holding_every_pin_needs_nothing_installed():
+    held = json.dumps({"confluent_kafka": "2.16.1", "PyArrow": "20.0.0", "pip": "24.0"})
+    assert filters["requirements_missing"](PINS, held) == []
+    assert filters["requirements_missing"](["Confluent.Kafka[avro]==2.16.1"], {"confluent-kafka": "2.16.1"}) == []
+
+
+@pytest.mark.parametrize(
+    ("held", "missing"),
+    [
+        ({"confluent-kafka": "2.16.1"}, ["pyarrow==20.0.0"]),  # one absent
+        ({"confluent-kafka": "2.16.0", "pyarrow": "20.0.0"}, ["confluent-kafka==2.16.1"]),  # another version
+        ({"confluent-kafka": "2.16.1", "pyarrow": "20.0.0.1"}, ["pyarrow==20.0.0"]),  # a longer one
+        ("", PINS),  # no virtualenv yet: the read printed nothing
+        ('{"confluent-kafka": "2.16.1", "pya', PINS),  # a reply cut short
+        ("Traceback (most recent call last):", PINS),
+        ('["confluent-kafka", "2.16.1"]', PINS),  # not an object
+        (None, PINS),
+    ],
+)
+def test_whatever_the_virtualenv_does_not_hold_as_pinned_is_installed(held, missing):
+    assert filters["requirements_missing"](PINS, held) == missing
+
+
+def test_an_entry_that_is_not_a_plain_pin_is_always_left_to_pip():
+    held = {"pyarrow": "20.0.0"}
+    assert filters["requirements_missing"](["pyarrow>=11", "pyarrow"], held) == ["pyarrow>=11", "pyarrow"]
+
+
 def test_each_role_lists_every_third_party_dependency_its_own_packages_declare():
     """The own packages go in with --no-deps: their dependencies must be in the caller's pinned list."""
     callers = {
