@@ -100,13 +100,13 @@ def run(args):
     )
     racks = harness.broker_racks(config)
     for reader in readers:
-        report["dcs"][reader.dc]["own_dc_byte_share"] = harness.locality(reader.rx_bytes, racks, reader.dc)
+        report["dcs"][reader.dc].update(verify.locality(reader.fetched.counts, racks, reader.dc))
     if marks:
         report["windows"] = verify.windows(
             sorted(marks, key=lambda m: m[1]),
             producer.acks,
             {r.dc: r.records for r in readers},
-            {r.dc: r.rx_timeline for r in readers},
+            {r.dc: r.fetched_timeline for r in readers},
             racks,
             producer.finished,
         )

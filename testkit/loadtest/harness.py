@@ -85,11 +85,44 @@ class LoadProducer(threading.Thread):
         return callback
 
 
+class FetchedBytes:
+    """The record bytes a consumer fetched, per partition and the broker it fetched each from.
+
+    From librdkafka's statistics: each report's growth of a partition's
+    rxbytes is put on the broker it is fetched from then (its leader, or with
+    client.rack a replica in the client's DC). Unlike the per-broker totals,
+    it leaves out the metadata, the group's heartbeats, connections' TLS
+    handshakes and the leaders' redirections: what was read where.
+    """
+
+    def __init__(self, topic):
+        self.topic = topic
+        self.counts = {}  # {(partition, broker): bytes}, cumulative
+        self._seen = {}
+
+    def update(self, stats):
+        for part in stats.get("topics", {}).get(self.topic, {}).get("partitions", {}).values():
+            key, now, broker = part.get("partition", -1), part.get("rxbytes", 0), part.get("broker", -1)
+            if key < 0 or broker < 0:
+                continue  # not fetched from any broker now: its growth counts at the next report that has one
+            delta = now - self._seen.get(key, 0)
+            self._seen[key] = now
+            if delta > 0:
+                self.counts[(key, broker)] = self.counts.get((key, broker), 0) + delta
+
+    def by_broker(self):
+        out = {}
+        for (_, broker), n in self.counts.items():
+            out[broker] = out.get(broker, 0) + n
+        return out
+
+
 class DcReader(threading.Thread):
     """Reads every partition from start_offsets as a consumer in one DC (client.rack), until told to finish.
 
     finish(end_offsets) makes it read up to those offsets and stop, or give
-    up at the deadline. Counts the bytes it fetched from each broker.
+    up at the deadline. Keeps the record bytes it fetched from each broker
+    for each partition (FetchedBytes), over time.
     """
 
     def __init__(self, config, topic, start_offsets, dc, run_id):
@@ -103,16 +136,14 @@ class DcReader(threading.Thread):
             "stats_cb": self._stats,
             **config,
         }
-        self.records, self.rx_bytes, self.rx_timeline = [], {}, []
+        self.records, self.fetched, self.fetched_timeline = [], FetchedBytes(topic), []
         self._targets, self._deadline = None, None
         self._positions = {}
         self._lock = threading.Lock()
 
     def _stats(self, raw):
-        for broker in json.loads(raw)["brokers"].values():
-            if broker.get("nodeid", -1) >= 0:
-                self.rx_bytes[broker["nodeid"]] = broker["rxbytes"]
-        self.rx_timeline.append((time.monotonic(), dict(self.rx_bytes)))
+        self.fetched.update(json.loads(raw))
+        self.fetched_timeline.append((time.monotonic(), dict(self.fetched.counts)))
 
     def finish(self, end_offsets, timeout):
         with self._lock:
@@ -170,9 +201,3 @@ def broker_racks(config):
     admin = AdminClient(config)
     described = admin.describe_cluster(request_timeout=30).result(timeout=30)
     return {node.id: node.rack for node in described.nodes}
-
-
-def locality(rx_bytes, racks, dc):
-    total = sum(rx_bytes.values())
-    own = sum(n for broker, n in rx_bytes.items() if racks.get(broker) == dc)
-    return round(own / total, 4) if total else None

@@ -29,7 +29,7 @@ from confluent_kafka import Consumer
 
 from kafka_group_source import read_client_config
 
-from . import verify
+from . import harness, verify
 
 COMMIT_EVERY_SECONDS = 0.5
 
@@ -37,7 +37,7 @@ COMMIT_EVERY_SECONDS = 0.5
 class Member:
     def __init__(self, args, client):
         self.out = args.out
-        self.rx_bytes, self.fetched, self._partition_rx = {}, {}, {}
+        self.rx_bytes, self.fetched = {}, harness.FetchedBytes(args.topic)
         self.stop = threading.Event()
         self.records = open(f"{self.out}.records", "a")  # noqa: SIM115 - closed in run()
         self.events = open(f"{self.out}.events", "a")  # noqa: SIM115 - closed in run()
@@ -62,19 +62,7 @@ class Member:
         for broker in stats["brokers"].values():
             if broker.get("nodeid", -1) >= 0:
                 self.rx_bytes[broker["nodeid"]] = broker["rxbytes"]
-        # Each partition's record bytes since the last report, put on the
-        # broker it is fetched from now (its leader, or with client.rack a
-        # follower in this DC): what was read where, without the group's
-        # heartbeats and the metadata the per-broker totals also count.
-        for part in stats.get("topics", {}).get(self.topic, {}).get("partitions", {}).values():
-            key, now = part.get("partition", -1), part.get("rxbytes", 0)
-            fetched_from = part.get("broker", -1)
-            if key < 0 or fetched_from < 0:
-                continue
-            delta = now - self._partition_rx.get(key, 0)
-            self._partition_rx[key] = now
-            if delta > 0:
-                self.fetched[fetched_from] = self.fetched.get(fetched_from, 0) + delta
+        self.fetched.update(stats)
         self._summary()
 
     def _summary(self):
@@ -83,7 +71,7 @@ class Member:
             json.dump(
                 {
                     "rx_bytes": {str(b): n for b, n in sorted(self.rx_bytes.items())},
-                    "fetched_bytes": {str(b): n for b, n in sorted(self.fetched.items())},
+                    "fetched_bytes": {str(b): n for b, n in sorted(self.fetched.by_broker().items())},
                 },
                 f,
             )

@@ -5,7 +5,7 @@ Plain data in, a report out:
     errors    [(seq, error)]                             delivery errors the application saw
     reads     {dc: [(partition, offset, seq, read)]}    what each reader consumed, and when
     marks     [(name, time)]                            moments the operator marked (a DC lost, ...)
-    rx        {dc: [(time, {broker: bytes})]}           each reader's bytes fetched per broker, over time
+    fetched   {dc: [(time, {(partition, broker): bytes})]}   each reader's record bytes fetched, cumulative, over time
     racks     {broker: dc}
 Each record's value carries the run id, its partition and its per-partition sequence number.
 """
@@ -55,19 +55,70 @@ def longest_gap(times, start, end):
     return max((b - a for a, b in zip(points, points[1:], strict=False)), default=0.0)
 
 
-def _rx_between(timeline, t0, t1):
-    """Bytes fetched per broker between t0 and t1, from cumulative samples."""
+def _fetched_between(timeline, t0, t1):
+    """Bytes fetched per key between t0 and t1, from cumulative samples (they never go down)."""
 
     def at(t):
         before = [sample for ts, sample in timeline if ts <= t]
         return before[-1] if before else {}
 
     first, last = at(t0), at(t1)
-    # A counter that went down was reset (a new connection): count it from zero.
-    return {b: n - first.get(b, 0) if n >= first.get(b, 0) else n for b, n in last.items()}
+    return {k: n - first.get(k, 0) for k, n in last.items()}
 
 
-def windows(marks, acks, reads, rx, racks, end):
+def own_share(by_broker, racks, dc):
+    """The share of the bytes in {broker: bytes} from brokers of dc, or None when there are none."""
+    total = sum(by_broker.values())
+    own = sum(n for broker, n in by_broker.items() if racks.get(broker) == dc)
+    return round(own / total, 4) if total else None
+
+
+def locality(fetched, racks, dc):
+    """Where a reader's record bytes {(partition, broker): bytes} came from: the share from brokers of dc, and the
+    partitions read from brokers of another DC ("partition@broker": bytes)."""
+    by_broker = {}
+    for (_, broker), n in fetched.items():
+        by_broker[broker] = by_broker.get(broker, 0) + n
+    elsewhere = {f"{p}@{b}": n for (p, b), n in sorted(fetched.items()) if n and racks.get(b) != dc}
+    return {"own_dc_byte_share": own_share(by_broker, racks, dc), "read_from_other_dcs": elsewhere}
+
+
+def misrouted_reads(read_elsewhere, snapshots):
+    """Why a reader's reads from another DC ({"partition@broker": bytes}) were not the client's own doing.
+
+    snapshots: the topic's partitions as {partition: {"leader", "isr",
+    "replicas"}}, read as the window opened and as it closed. A leader
+    serves a reader of another DC only while no replica in the reader's DC
+    is in its ISR, and a follower never sends a reader elsewhere: a read
+    from another DC's follower is the client's choice to stay, a read from
+    a leader, or with an ISR not full, is Kafka's. An unreadable snapshot
+    or an unparsable entry is a problem too.
+    """
+    problems = []
+    if read_elsewhere is None:
+        return ["the reader's fetches were not counted"]
+    if not snapshots or any(not s for s in snapshots):
+        return ["the topic's partitions could not be read"]
+    for snapshot in snapshots:
+        short = sorted(p for p, s in snapshot.items() if len(s["isr"]) < len(s["replicas"]))
+        if short:
+            problems.append(f"ISR not full for partition(s) {short}")
+    for key in sorted(read_elsewhere):
+        partition, _, broker = key.partition("@")
+        try:
+            partition, broker = int(partition), int(broker)
+        except ValueError:
+            problems.append(f"{key}: not partition@broker")
+            continue
+        leaders = {s.get(partition, {}).get("leader") for s in snapshots}
+        if broker in leaders:
+            problems.append(f"partition {partition} read from its leader {broker}, in another DC")
+        elif None in leaders:
+            problems.append(f"partition {partition} is not in the topic")
+    return sorted(set(problems), key=problems.index)
+
+
+def windows(marks, acks, reads, fetched, racks, end):
     """Per marked window: writes acknowledged, how soon each partition was acknowledged again, reads per DC."""
     out = []
     partitions = sorted({a[0] for a in acks})
@@ -87,12 +138,9 @@ def windows(marks, acks, reads, rx, racks, end):
             "dcs": {},
         }
         for dc, records in sorted(reads.items()):
-            got = _rx_between(rx.get(dc, []), t0, t1)
-            total = sum(got.values())
-            own = sum(n for b, n in got.items() if racks.get(b) == dc)
             window["dcs"][dc] = {
                 "read": sum(1 for r in records if t0 <= r[3] < t1),
-                "own_dc_byte_share": round(own / total, 4) if total else None,
+                **locality(_fetched_between(fetched.get(dc, []), t0, t1), racks, dc),
             }
         out.append(window)
     return out

@@ -52,6 +52,7 @@ from testkit import dashboard_check, dcnet, traffic
 from testkit.bench import traffic as traffic_runs
 from testkit.cluster import REPO, committed_group, left_after_recovery, playbook, quorum_leader_id, wait_until
 from testkit.drill import load_problems, wan_probe
+from testkit.loadtest import verify
 from testkit.loadtest.background import BackgroundLoad
 
 REPORTS = REPO / "reports"
@@ -279,6 +280,17 @@ class Drill:
         }
         print(f"ELR {moment}: {self.figures['elr'][moment]}", flush=True)
         return self.figures["elr"][moment]
+
+    def partitions_of(self, topic):
+        """{partition: {"leader", "isr", "replicas"}} of topic, as the cluster's metadata has it now ({} when it
+        cannot be read)."""
+        admin = self.cluster.admin(timeout=15)
+        try:
+            state = admin.snapshot(parts=("partitions",))
+        finally:
+            admin.close()
+        found = [p for p in state["partitions"] or [] if p["topic"] == topic]
+        return {p["partition"]: {k: p[k] for k in ("leader", "isr", "replicas")} for p in found}
 
     def wait_healthy(self, timeout=600):
         admin = self.cluster.admin(timeout=15)
@@ -554,12 +566,18 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
         time.sleep(15)
         back = drill.recover(tiebreaker, smoke=False)
         f[f"{tiebreaker}_recovery_seconds"] = back.stats.get("kafka_recovery", {}).get("healthy_after_seconds")
-        # Both broker DCs have been up and in sync since the second DC's recovery, over a minute ago: each reader
-        # has its own DC's replicas again. After the cut below they may not, for a minute: a cut long enough to
-        # drop the other DC's followers from the ISR sends its readers to the leaders until librdkafka takes a
-        # preferred replica again.
+        # Both broker DCs have been up and in sync since the second DC's recovery, over a minute ago. Kafka sends
+        # each reader to its own DC's replicas again, yet librdkafka may keep a partition on the replica it was
+        # fetching from, in the other DC (docs/operations.md: "Reading from the own DC again after a recovery").
+        # After the cut below the readers may move again: a cut long enough to drop the other DC's followers from
+        # the ISR sends its readers to the leaders.
         load.mark("settled")
+        # Where the readers may read from, as the window opens and as it closes: each partition's leader and ISR
+        # (a leader serves a reader of another DC itself while no replica in the reader's DC is in its ISR).
+        settled_partitions = [drill.partitions_of("load")]
         time.sleep(10)
+        settled_partitions.append(drill.partitions_of("load"))
+        f["load_partitions_settled"] = settled_partitions
 
         load.mark(f"{first}-{second} cut")
         subprocess.run([str(REPO / "testbed/partition.sh"), "cut", first, second], check=True)
@@ -629,22 +647,37 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
     )
     reader = window.get("dcs", {}).get(first, {})
     drill.check(f"{second} lost: the {first} reader kept reading", reader.get("read", 0) > 0, reader.get("read"))
+
     # Where a reader's bytes come from says something only while it could
     # fetch from either DC: with the other DC dead, every byte is local by
-    # force. Just after the recovery its replicas are still catching up, and
-    # librdkafka, having lost its preferred replica, does not take a new one
-    # for 60 s ("lease changing too quickly"): the returning DC's reader reads
-    # from the leaders meanwhile (a figure). Judged once the cluster has
-    # settled, with both broker DCs up.
-    back = windows.get(f"{second} back", {}).get("dcs", {})
-    f["own_dc_byte_share_just_back"] = {dc: back.get(dc, {}).get("own_dc_byte_share") for dc in (first, second)}
+    # force. Before any loss each reader reads from its own DC. Once the
+    # cluster has settled after the recovery, Kafka sends each reader to its
+    # own DC again: a partition may still be read from the other DC only from
+    # a follower librdkafka kept fetching from, never from a leader, with
+    # every ISR full (the shares are figures).
+    for dc in (first, second):
+        got = windows.get("steady", {}).get("dcs", {}).get(dc, {})
+        share = got.get("own_dc_byte_share")
+        drill.check(
+            f"before any loss: the {dc} reader read from {dc}",
+            share is not None and share >= 0.99,
+            f"own-DC share of the record bytes {share}; read from another DC (partition@broker: bytes): "
+            f"{got.get('read_from_other_dcs')}",
+        )
+    for window in (f"{second} back", "settled"):
+        got = windows.get(window, {}).get("dcs", {})
+        f[f"readers_{window.replace(' ', '_')}"] = {
+            dc: {k: got.get(dc, {}).get(k) for k in ("own_dc_byte_share", "read_from_other_dcs")} for dc in got
+        }
     settled = windows.get("settled", {}).get("dcs", {})
     for dc in (first, second):
-        share = settled.get(dc, {}).get("own_dc_byte_share")
+        reads = settled.get(dc, {}).get("read_from_other_dcs")
+        problems = verify.misrouted_reads(reads, settled_partitions)
         drill.check(
-            f"settled, both broker DCs up: the {dc} reader read from {dc}",
-            share is not None and share >= 0.99,
-            f"own-DC byte share {share}",
+            f"settled, both broker DCs up: Kafka sends the {dc} reader to {dc} (no partition read from another "
+            "DC's leader, every ISR full)",
+            not problems,
+            "; ".join(problems) or f"read from another DC (partition@broker: bytes): {reads}; {settled_partitions}",
         )
     quiet = windows.get(f"{tiebreaker} lost", {})
     drill.check(

@@ -34,7 +34,7 @@ from testkit.dcnet import DcClient
 from testkit.drill import load_problems
 from testkit.loadtest import verify
 from testkit.loadtest.background import BackgroundLoad
-from testkit.loadtest.harness import locality
+from testkit.loadtest.verify import own_share
 
 REPORTS = REPO / "reports"
 # The broker's group.consumer.session.timeout.ms (45 s by default), and the
@@ -89,7 +89,7 @@ class Group:
         """The share of the record bytes the member fetched that came from brokers of its own DC."""
         fetched = json.loads((self.workdir / f"{member}.json").read_text())["fetched_bytes"]
         racks = {n.node_id: n.dc for n in self.cluster.brokers}
-        return locality({int(b): n for b, n in fetched.items()}, racks, self.dcs[member])
+        return own_share({int(b): n for b, n in fetched.items()}, racks, self.dcs[member])
 
     def kill(self, members):
         for member in members:

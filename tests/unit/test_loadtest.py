@@ -2,7 +2,7 @@
 
 import pytest
 
-from testkit.loadtest import verify
+from testkit.loadtest import harness, verify
 from testkit.loadtest.traffic import leader_local
 
 
@@ -91,12 +91,16 @@ def test_marked_windows_show_when_each_partition_was_acknowledged_again_and_wher
     a = [(0, i, i, i * 0.5, i * 0.5 + 0.01) for i in range(20)]
     a += [(1, i, i, t, t + 0.01) for i, t in enumerate([0.5, 1.0, 1.5, 5.5, 6.0, 6.5])]
     reads = {"dc1": [(p, o, s, t + 0.1) for p, o, s, _, t in a], "dc2": [(p, o, s, 9.0) for p, o, s, _, _ in a]}
-    rx = {
-        "dc1": [(0.0, {101: 0, 201: 0}), (4.0, {101: 4000, 201: 0}), (10.0, {101: 9000, 201: 1000})],
-        "dc2": [(0.0, {101: 0, 201: 0}), (4.0, {101: 0, 201: 0}), (10.0, {101: 0, 201: 500})],
+    fetched = {
+        "dc1": [
+            (0.0, {(0, 101): 0, (1, 101): 0}),
+            (4.0, {(0, 101): 3000, (1, 101): 1000}),
+            (10.0, {(0, 101): 6000, (1, 101): 3000, (1, 201): 1000}),
+        ],
+        "dc2": [(0.0, {}), (4.0, {}), (10.0, {(0, 201): 500})],
     }
     out = verify.windows(
-        [("steady", 0.0), ("dc2-lost", 2.0), ("healed", 8.0)], a, reads, rx, {101: "dc1", 201: "dc2"}, 10.0
+        [("steady", 0.0), ("dc2-lost", 2.0), ("healed", 8.0)], a, reads, fetched, {101: "dc1", 201: "dc2"}, 10.0
     )
     lost = out[1]
     assert lost["name"] == "dc2-lost"
@@ -105,15 +109,37 @@ def test_marked_windows_show_when_each_partition_was_acknowledged_again_and_wher
     assert lost["dcs"]["dc1"]["read"] == lost["acknowledged"]
     assert lost["dcs"]["dc2"]["read"] == 0
     assert lost["dcs"]["dc1"]["own_dc_byte_share"] == 1.0
+    assert lost["dcs"]["dc1"]["read_from_other_dcs"] == {}
     assert lost["dcs"]["dc2"]["own_dc_byte_share"] is None, "nothing fetched, no share"
-    assert out[2]["dcs"]["dc1"]["own_dc_byte_share"] == 0.8333
+    healed = out[2]["dcs"]["dc1"]
+    assert healed["own_dc_byte_share"] == 0.8333  # 5000 of 6000
+    assert healed["read_from_other_dcs"] == {"1@201": 1000}, "the partition and the broker it was read from"
 
 
-def test_a_byte_counter_that_was_reset_counts_from_zero():
-    rx = {"dc1": [(0.0, {101: 5000, 201: 100}), (10.0, {101: 800, 201: 300})]}
-    reads = {"dc1": [(0, 0, 0, 5.0)]}
-    out = verify.windows([("w", 0.0)], [(0, 0, 0, 4.0, 5.0)], reads, rx, {101: "dc1", 201: "dc2"}, 10.0)
-    assert out[0]["dcs"]["dc1"]["own_dc_byte_share"] == 0.8  # 800 of 1000, not a share above 1
+def test_a_partitions_record_bytes_go_to_the_broker_it_is_fetched_from_at_each_report():
+    fetched = harness.FetchedBytes("load")
+
+    def report(*parts):
+        partitions = {str(p): {"partition": p, "broker": b, "rxbytes": n} for p, b, n in parts}
+        partitions["-1"] = {"partition": -1, "broker": -1, "rxbytes": 0}  # librdkafka's unassigned partition
+        fetched.update({"topics": {"load": {"partitions": partitions}, "other": {"partitions": {
+            "0": {"partition": 0, "broker": 201, "rxbytes": 99999}}}}})  # fmt: skip
+
+    report((0, 101, 1000), (1, 201, 500))
+    report((0, 201, 1600), (1, -1, 900))  # partition 1 between brokers: its growth waits for the next report
+    report((0, 201, 1600), (1, 101, 1200))
+    assert fetched.counts == {(0, 101): 1000, (0, 201): 600, (1, 201): 500, (1, 101): 700}
+    assert fetched.by_broker() == {101: 1700, 201: 1100}
+    report((0, 201, 100), (1, 101, 1200))  # librdkafka started partition 0's count again: nothing is taken off
+    report((0, 201, 400), (1, 101, 1200))
+    assert fetched.counts[(0, 201)] == 900
+
+
+def test_a_dcs_own_share_of_bytes_per_broker():
+    racks = {101: "dc1", 201: "dc2"}
+    assert verify.own_share({101: 800, 201: 200}, racks, "dc1") == 0.8
+    assert verify.own_share({101: 0, 201: 0}, racks, "dc1") is None
+    assert verify.own_share({301: 10}, racks, "dc1") == 0.0, "a broker of no known DC is not the reader's own"
 
 
 def test_a_write_confirmed_without_an_offset_is_found_by_its_sequence():
@@ -250,3 +276,28 @@ def test_the_load_producer_retries_a_lost_leader_every_second_at_most_and_the_ca
     assert producer.config["acks"] == "all"
     mine = LoadProducer({"reconnect.backoff.max.ms": 500}, "load", [0], "run", 200, 10, 100)
     assert mine.config["reconnect.backoff.max.ms"] == 500
+
+
+def full(leader, replicas=(101, 102, 201, 202)):
+    return {"leader": leader, "isr": list(replicas), "replicas": list(replicas)}
+
+
+def test_a_read_from_another_dcs_follower_is_the_clients_and_from_its_leader_is_kafkas():
+    home = {0: full(201), 3: full(202)}
+    assert verify.misrouted_reads({}, [home, home]) == []
+    assert verify.misrouted_reads({"3@101": 64000}, [home, home]) == [], "a follower in dc1 the client kept"
+    led_away = {0: full(201), 3: full(101)}
+    assert verify.misrouted_reads({"3@101": 64000}, [home, led_away]) == [
+        "partition 3 read from its leader 101, in another DC"
+    ], "led from dc1 as the window closed"
+    short = {0: full(201), 3: {"leader": 202, "isr": [101, 102, 202], "replicas": [101, 102, 201, 202]}}
+    assert verify.misrouted_reads({"3@101": 64000}, [short, home]) == ["ISR not full for partition(s) [3]"]
+
+
+def test_reads_that_cannot_be_judged_are_problems():
+    home = {3: full(202)}
+    assert verify.misrouted_reads(None, [home]) == ["the reader's fetches were not counted"]
+    assert verify.misrouted_reads({}, [home, {}]) == ["the topic's partitions could not be read"]
+    assert verify.misrouted_reads({}, []) == ["the topic's partitions could not be read"]
+    assert verify.misrouted_reads({"9@101": 1}, [home]) == ["partition 9 is not in the topic"]
+    assert verify.misrouted_reads({"x@101": 1}, [home]) == ["x@101: not partition@broker"]
