@@ -111,10 +111,7 @@ class FetchedBytes:
                 self.counts[(key, broker)] = self.counts.get((key, broker), 0) + delta
 
     def by_broker(self):
-        out = {}
-        for (_, broker), n in self.counts.items():
-            out[broker] = out.get(broker, 0) + n
-        return out
+        return verify.by_broker(self.counts)
 
 
 class DcReader(threading.Thread):

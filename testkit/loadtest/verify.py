@@ -73,14 +73,19 @@ def own_share(by_broker, racks, dc):
     return round(own / total, 4) if total else None
 
 
+def by_broker(fetched):
+    """{broker: bytes} of {(partition, broker): bytes}."""
+    out = {}
+    for (_, broker), n in fetched.items():
+        out[broker] = out.get(broker, 0) + n
+    return out
+
+
 def locality(fetched, racks, dc):
     """Where a reader's record bytes {(partition, broker): bytes} came from: the share from brokers of dc, and the
     partitions read from brokers of another DC ("partition@broker": bytes)."""
-    by_broker = {}
-    for (_, broker), n in fetched.items():
-        by_broker[broker] = by_broker.get(broker, 0) + n
     elsewhere = {f"{p}@{b}": n for (p, b), n in sorted(fetched.items()) if n and racks.get(b) != dc}
-    return {"own_dc_byte_share": own_share(by_broker, racks, dc), "read_from_other_dcs": elsewhere}
+    return {"own_dc_byte_share": own_share(by_broker(fetched), racks, dc), "read_from_other_dcs": elsewhere}
 
 
 def misrouted_reads(read_elsewhere, snapshots):
