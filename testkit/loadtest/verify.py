@@ -120,7 +120,7 @@ def misrouted_reads(read_elsewhere, snapshots):
             problems.append(f"partition {partition} read from its leader {broker}, in another DC")
         elif None in leaders:
             problems.append(f"partition {partition} is not in the topic")
-    return sorted(set(problems), key=problems.index)
+    return list(dict.fromkeys(problems))
 
 
 def windows(marks, acks, reads, fetched, racks, end):
