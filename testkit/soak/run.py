@@ -94,6 +94,8 @@ def wan_state(state=None):
         why = "no link between the DCs is delayed"
     elif not control.loaded(stats, active):
         why = "the delayer's report is missing, stale, or not of the configured links"
+    elif not state.report_is_current(stats):
+        why = "the delayer's report is from a process the supervisor no longer runs"
     found = {"on": why is None, "links": [link.as_dict() for link in active], "delayer_pid": (stats or {}).get("pid")}
     return {**found, "why": why} if why else found
 

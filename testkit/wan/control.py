@@ -57,6 +57,22 @@ class State:
         """The running supervisor's pid, or None."""
         return self.supervised.pid()
 
+    def report_is_current(self, stats):
+        """Whether stats come from the delayer the running supervisor started: a report left by a killed delayer
+        (fresh for a few seconds) does not count, since its queues are gone and packets pass undelayed."""
+        supervisor = self.supervisor_pid()
+        return bool(stats) and supervisor is not None and parent_pid(stats.get("pid")) == supervisor
+
+
+def parent_pid(pid):
+    """The parent of a live process, or None (no such process, or no pid)."""
+    try:
+        stat = Path(f"/proc/{int(pid)}/stat").read_text()
+    except (OSError, TypeError, ValueError):
+        return None
+    fields = stat.rsplit(")", 1)[1].split()  # after "pid (comm)": state, ppid, ...
+    return int(fields[1]) if fields[0] != "Z" else None
+
 
 def rules_now():
     found = _iptables("-S", CHAIN, check=False)
@@ -129,7 +145,7 @@ def apply_links(state, all_links, subnets, broker_dcs, probes, timeout=20):
         state.supervised.reload()
     active = [link for link in all_links if link.active]
     deadline = time.monotonic() + timeout
-    while not loaded(state.stats(), active):
+    while not (loaded(stats := state.stats(), active) and state.report_is_current(stats)):
         if time.monotonic() > deadline:
             raise RuntimeError(f"the delayer did not load {state.config_path} within {timeout} s; see {state.log_path}")
         time.sleep(0.2)

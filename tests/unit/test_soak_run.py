@@ -450,6 +450,7 @@ class WanState:
     def __init__(self):
         self.link = Link(src="dc1", dst="dc2", delay_ms=15.0)
         self.configured, self.supervisor, self.pid, self.age = True, 31, 77, 0.5
+        self.current = True  # whether the report's pid is the running supervisor's child
 
     def links(self):
         if not self.configured:
@@ -463,6 +464,9 @@ class WanState:
     def supervisor_pid(self):
         return self.supervisor
 
+    def report_is_current(self, stats):
+        return self.current and stats["pid"] == self.pid
+
 
 def test_the_wan_is_on_with_its_supervisor_and_a_fresh_report_of_the_configured_links():
     state = WanState()
@@ -471,6 +475,8 @@ def test_the_wan_is_on_with_its_supervisor_and_a_fresh_report_of_the_configured_
     assert run.wan_state(state)["why"] == "the delayer's report is missing, stale, or not of the configured links"
     state.age, state.link = 0.5, Link(src="dc1", dst="dc2", delay_ms=50.0)
     assert not run.wan_state(state)["on"]
+    state.link, state.current = Link(src="dc1", dst="dc2", delay_ms=15.0), False
+    assert run.wan_state(state)["why"] == "the delayer's report is from a process the supervisor no longer runs"
     state.supervisor = None
     assert run.wan_state(state)["why"] == "the delayer's supervisor is not running"
     state.configured = False

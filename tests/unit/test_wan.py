@@ -1,8 +1,10 @@
 """The testbed's WAN as data (testkit/wan/links.py): the inventory's list, its refusals, and the packet schedule."""
 
 import itertools
+import os
 import subprocess
 import sys
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -182,6 +184,29 @@ def test_the_delayer_counts_as_loaded_only_with_exactly_the_active_links_and_a_f
     assert not control.loaded(stale, active)
     other = with_rtt(active, "dc1", "dc2", 100)
     assert not control.loaded(report, other)
+
+
+def test_only_a_report_of_the_running_supervisors_child_is_current(tmp_path, monkeypatch):
+    """A killed delayer's last report stays fresh for seconds: apply must not take it for the new delayer's."""
+    state = control.State(tmp_path)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        monkeypatch.setattr(state, "supervisor_pid", lambda: os.getpid())
+        assert state.report_is_current({"pid": child.pid})
+        assert not state.report_is_current({"pid": os.getpid()}), "the supervisor itself is not its child"
+        assert not state.report_is_current({})
+        assert not state.report_is_current(None)
+        monkeypatch.setattr(state, "supervisor_pid", lambda: None)
+        assert not state.report_is_current({"pid": child.pid}), "no supervisor runs"
+        monkeypatch.setattr(state, "supervisor_pid", lambda: os.getpid())
+        child.kill()
+        time.sleep(0.2)
+        assert not state.report_is_current({"pid": child.pid}), "killed, not yet reaped"
+        child.wait()
+        assert not state.report_is_current({"pid": child.pid}), "killed and gone"
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_the_request_takes_each_dcs_subnet_brokers_and_first_node_from_the_inventory():
