@@ -103,6 +103,18 @@ def wan_probe(state=None):
     return rtt.RttProbe({dc: tuple(p) for dc, p in probes.items()}, interval=1.0)
 
 
+def writable_for(record, topic):
+    """When Kafka's record (a failover's kafka_failover_record) lets acks=all writes to one topic resume: the
+    last fencing of the lost DC's brokers, and the relaxed min.insync.replicas that topic waited for (the
+    cluster-wide one, its own). Other topics' relaxations are not its: a topic left with a stricter minimum
+    becomes writable later. None when the record has no fencing (it is then no figure, not a zero)."""
+    fenced = [float(v) for v in (record.get("fenced") or {}).values() if v not in (None, "")]
+    if not fenced:
+        return None
+    relaxed = [record.get("min_isr_at"), (record.get("relaxed_at") or {}).get(topic)]
+    return max(fenced + [float(v) for v in relaxed if v not in (None, "")])
+
+
 @contextlib.contextmanager
 def recorded(path):
     """What a drill measures, {"steps": [{"step", ...}], "loads": {label: report}}, merged into the JSON file path."""

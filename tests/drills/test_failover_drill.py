@@ -51,7 +51,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils import gates
 from testkit import dashboard_check, dcnet, traffic
 from testkit.bench import traffic as traffic_runs
 from testkit.cluster import REPO, committed_group, left_after_recovery, playbook, quorum_leader_id, wait_until
-from testkit.drill import load_problems, wan_probe
+from testkit.drill import load_problems, wan_probe, writable_for
 from testkit.loadtest import verify
 from testkit.loadtest.background import BackgroundLoad
 
@@ -625,18 +625,23 @@ def test_the_dc_failover_drill_loses_no_acknowledged_record(cluster, hosts, tmp_
     )
     # Its end is Kafka's record too: the metadata log's fencing of the DC's brokers, read by the playbook from a
     # surviving controller, however late the run started (here: after SSH's timeouts). The load harness's stall
-    # is measured from the kill, by the producer.
+    # is measured from the kill, by the producer, on the load topic: its end in the record is the fencing and
+    # what the load topic itself waited for, not another topic's relaxation (a topic left with min ISR 3 by an
+    # earlier drill on the same testbed is writable only once the playbook relaxes it, many seconds later).
     record = lost.stats.get("kafka_failover_record") or {}
     f[f"{second}_failover_recorded_writable_after_seconds"] = record.get("writable_after_seconds")
-    recorded_end = (float(lost_since) + float(record["writable_after_seconds"]) - drill.killed_at
-                    if lost_since not in (None, "") and record.get("writable_after_seconds") not in (None, "")
-                    else None)  # fmt: skip
+    load_at = writable_for(record, "load")
+    recorded_end = None if load_at is None else load_at - drill.killed_at
     drill.check(
         f"{second} lost: the playbook's writable figure, from Kafka's record, agrees with the load's stall within 2 s",
-        recorded_end is not None and harness is not None and abs(recorded_end - harness) <= 2.0,
-        f"Kafka's record: writable {record.get('writable_after_seconds')} s after the DC went silent, "
-        f"{recorded_end if recorded_end is None else round(recorded_end, 2)} s after the kill; load harness "
-        f"{harness} s; the probe took {probe} s from its start; {record.get('problems')}",
+        not record.get("problems")
+        and recorded_end is not None
+        and harness is not None
+        and abs(recorded_end - harness) <= 2.0,
+        f"Kafka's record: every topic writable {record.get('writable_after_seconds')} s after the DC went silent, "
+        f"the load topic {recorded_end if recorded_end is None else round(recorded_end, 2)} s after the kill "
+        f"(relaxed: {record.get('relaxed_at')}); load harness {harness} s; the probe took {probe} s from its start; "
+        f"{record.get('problems')}",
     )
     drill.check(f"{second} lost: writes acknowledged without it", window.get("acknowledged", 0) > 0,
                 window.get("acknowledged"))  # fmt: skip

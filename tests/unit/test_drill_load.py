@@ -2,7 +2,7 @@
 
 import pytest
 
-from testkit.drill import Load, load_problems
+from testkit.drill import Load, load_problems, writable_for
 
 CLEAN = {"sent": 100, "acknowledged": 100, "lost": 0, "reordered": 0, "produce_errors": 0, "unconfirmed": 0,
          "produce_error_kinds": [], "dcs": {}, "latency_p99_ms": 10.0, "warmup_seconds": 5.0,
@@ -113,3 +113,13 @@ def test_the_panel_s_own_member_count_marks_the_lost_and_settled_windows():
     assert not lag_rise_and_fall(lag[:6], (-5, 12), lost, settled)["fell"]
     # Nor did it fall while the panel still counted a member.
     assert loss_windows(members[:8], killed_at=12, until=45) == ((12, 20), (25, 45))
+
+
+def test_a_topic_is_writable_in_kafkas_record_at_its_own_end_not_at_another_topics_relaxation():
+    record = {"fenced": {"201": 100.5, "202": 101.25}, "min_isr_at": None, "relaxed_at": {"strict": 125.0}}
+    assert writable_for(record, "load") == 101.25
+    assert writable_for(record, "strict") == 125.0
+    assert writable_for(dict(record, min_isr_at=110.0), "load") == 110.0
+    assert writable_for(dict(record, min_isr_at=""), "load") == 101.25
+    assert writable_for({"fenced": {}, "relaxed_at": {"load": 3.0}}, "load") is None
+    assert writable_for({}, "load") is None
