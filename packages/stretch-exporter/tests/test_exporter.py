@@ -420,8 +420,66 @@ class FakeConfluent:
 
 
 class FakeGroups(FakeKafkaPython):
-    def list_groups(self):
-        return [{"group_id": "stream"}]
+    """ListGroups as kafka-python sends it: to each broker named, each known to the client's metadata
+    (`known`), answering with its own groups; a dead broker refuses the connection."""
+
+    def __init__(self, brokers=({"broker_id": 101, "rack": "dc1", "is_fenced": False},), groups=None, known=None,
+                 dead=()):  # fmt: skip
+        super().__init__(brokers)
+        self.groups = groups or {101: ["stream"]}
+        self.known = set(self.groups) if known is None else set(known)
+        self.dead, self.asked, self.closed = set(dead), [], False
+
+    def list_groups(self, broker_ids=None):
+        from kafka.errors import KafkaConnectionError, UnknownBrokerIdError  # noqa: PLC0415
+
+        asked = sorted(self.known) if broker_ids is None else broker_ids
+        self.asked.append(asked)
+        found = []
+        for broker in asked:
+            if broker not in self.known:
+                raise UnknownBrokerIdError(broker)
+            if broker in self.dead:
+                raise KafkaConnectionError("111 ECONNREFUSED")
+            found += [{"group_id": g} for g in self.groups.get(broker, [])]
+        return found
+
+    def close(self):
+        self.closed = True
+
+
+def broker(broker_id, fenced=False):
+    return {"broker_id": broker_id, "rack": f"dc{broker_id // 100}", "is_fenced": fenced}
+
+
+def test_the_groups_are_listed_by_the_unfenced_brokers_alone_a_fenced_one_is_not_asked():
+    # dc2's brokers are dead and fenced; the client's metadata, read before the loss, still holds them.
+    fake = FakeGroups([broker(101), broker(102), broker(201, fenced=True), broker(202, fenced=True)],
+                      groups={101: ["a"], 102: ["b", "a"]}, known=[101, 102, 201, 202], dead=[201, 202])  # fmt: skip
+    assert cluster_on(fake).group_names() == ["a", "b"]
+    assert fake.asked == [[101, 102]]
+
+
+def test_a_broker_alive_but_not_answering_fails_the_groups_read():
+    # Killed, not fenced yet: Kafka still holds it alive, and the groups it coordinates are not known.
+    from kafka.errors import KafkaConnectionError  # noqa: PLC0415
+
+    fake = FakeGroups([broker(101), broker(201)], groups={101: ["a"], 201: ["b"]}, dead=[201])
+    with pytest.raises(KafkaConnectionError):
+        cluster_on(fake).group_names()
+    with pytest.raises(ReadError, match="no unfenced broker"):
+        cluster_on(FakeGroups([broker(101, fenced=True)])).group_names()
+
+
+def test_a_broker_back_since_the_clients_metadata_is_asked_through_a_new_client():
+    stale = FakeGroups([broker(101), broker(201)], groups={101: ["a"], 201: ["b"]}, known=[101])
+    fresh = FakeGroups([broker(101), broker(201)], groups={101: ["a"], 201: ["b"]})
+    cluster = cluster_on(stale)
+    cluster._kafka_python = lambda **_: fresh
+    cluster.settings, cluster.timeout = {"bootstrap_servers": "b:9092", "client_config": {}}, 10
+    assert cluster.group_names() == ["a", "b"]
+    assert stale.closed
+    assert cluster._python is fresh
 
 
 def test_a_group_read_refused_by_a_moved_coordinator_is_made_again_with_a_new_client():

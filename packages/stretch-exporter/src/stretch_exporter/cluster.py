@@ -1,7 +1,7 @@
 """The exporter's reads of the cluster, through Kafka's admin protocol.
 
 kafka-python reads the brokers (DescribeCluster, with their racks, fenced
-ones too), lists the groups (ListGroups to every broker the metadata holds),
+ones too), lists the groups (ListGroups to every unfenced broker),
 the end offsets (ListOffsets to each partition's leader, retried on a moved
 leadership), the partitions' eligible leader replicas (DescribeTopicPartitions,
 KIP-966) and the topics' min.insync.replicas. confluent-kafka describes the
@@ -76,11 +76,32 @@ class Cluster:
         self.confluent = self._confluent_client(admin_config(self.settings))
         return self._groups()
 
+    def group_names(self):
+        """Every group, "simple" ones too (a client that assigns its partitions itself and commits has lag), from
+        ListGroups to each broker Kafka holds alive: registered and unfenced, by DescribeCluster at this read.
+
+        kafka-python's list_groups asks every broker of its cached metadata, which keeps a lost DC's brokers
+        after Kafka fenced them: each read then failed on a refused connection (seen on the testbed through a
+        DC's loss) although the fenced brokers coordinate no group. A broker the client does not know yet (back
+        since its metadata was read) is asked through a new client, which reads the metadata afresh. A broker
+        Kafka still holds alive that does not answer fails the read: its groups are not known."""
+        from kafka.errors import UnknownBrokerIdError  # noqa: PLC0415
+
+        live = sorted(b["broker_id"] for b in self.python().describe_cluster()["brokers"] if not b.get("is_fenced"))
+        if not live:
+            raise ReadError("DescribeCluster named no unfenced broker")
+        try:
+            found = self.python().list_groups(broker_ids=live)
+        except UnknownBrokerIdError:
+            self._python.close()
+            self._python = None
+            found = self.python().list_groups(broker_ids=live)
+        return sorted({g["group_id"] for g in found})
+
     def _groups(self):
         from confluent_kafka import ConsumerGroupTopicPartitions  # noqa: PLC0415
 
-        # Every group, "simple" ones too: a client that assigns its partitions itself and commits has lag.
-        names = sorted({g["group_id"] for g in self.python().list_groups()})
+        names = self.group_names()
         out = {}
         described = self.confluent.describe_consumer_groups(names, request_timeout=self.timeout) if names else {}
         for name in names:
