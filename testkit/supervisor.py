@@ -18,6 +18,15 @@ from pathlib import Path
 from testkit import REPO
 
 
+def proc_stat(pid):
+    """(state, parent pid) of a process from /proc/<pid>/stat ("Z" for a zombie), or None when there is none."""
+    try:
+        fields = Path(f"/proc/{int(pid)}/stat").read_text().rsplit(")", 1)[1].split()  # after "pid (comm)"
+        return fields[0], int(fields[1])
+    except (OSError, TypeError, ValueError, IndexError):
+        return None
+
+
 class Supervised:
     """One supervised command: its pid file, and the marker its supervisor's command line carries."""
 

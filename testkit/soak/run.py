@@ -50,6 +50,7 @@ from testkit import REPO
 from testkit.cluster import CLUSTER_DEFAULTS, create_topic
 from testkit.drill import wan_probe
 from testkit.periodic import Periodic
+from testkit.supervisor import proc_stat
 
 from . import faults, reader, schedule, timeline, verify
 from .load import Clients
@@ -146,11 +147,11 @@ def playbook_children():
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
+        stat = proc_stat(entry.name)
         try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if ppid == me and b"ansible-playbook" in (entry / "cmdline").read_bytes():
+            if stat and stat[1] == me and b"ansible-playbook" in (entry / "cmdline").read_bytes():
                 found.append(int(entry.name))
-        except (OSError, IndexError, ValueError):
+        except OSError:
             continue
     return found
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from testkit import REPO
-from testkit.supervisor import Supervised
+from testkit.supervisor import Supervised, proc_stat
 
 from .links import Link, iptables_rules, links, with_rtt
 
@@ -61,17 +61,8 @@ class State:
         """Whether stats come from the delayer the running supervisor started: a report left by a killed delayer
         (fresh for a few seconds) does not count, since its queues are gone and packets pass undelayed."""
         supervisor = self.supervisor_pid()
-        return bool(stats) and supervisor is not None and parent_pid(stats.get("pid")) == supervisor
-
-
-def parent_pid(pid):
-    """The parent of a live process, or None (no such process, or no pid)."""
-    try:
-        stat = Path(f"/proc/{int(pid)}/stat").read_text()
-    except (OSError, TypeError, ValueError):
-        return None
-    fields = stat.rsplit(")", 1)[1].split()  # after "pid (comm)": state, ppid, ...
-    return int(fields[1]) if fields[0] != "Z" else None
+        found = proc_stat(stats.get("pid")) if stats and supervisor is not None else None
+        return found is not None and found[0] != "Z" and found[1] == supervisor
 
 
 def rules_now():
