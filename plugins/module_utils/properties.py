@@ -34,6 +34,11 @@ WAN_DEFAULTS = {
         # answer, which waits for the leader's next append at most this long:
         # the delay of a follower read from a quiet leader.
         "replica.fetch.wait.max.ms": 100,
+        # A follower told of its new leader before that leader has taken the
+        # partition over (a lost DC: the survivors apply the fencing one
+        # partition at a time) gets an error and waits this long to fetch
+        # again; until it does, an acks=all write there is not acknowledged.
+        "replica.fetch.backoff.ms": 100,
         # Heartbeats every second, so a lost DC's brokers are fenced (and
         # their partitions led and writable elsewhere) after the session
         # timeout below, not 9 s.

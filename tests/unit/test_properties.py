@@ -168,10 +168,12 @@ def test_every_node_gets_the_wan_defaults_of_its_roles():
         assert props["socket.receive.buffer.bytes"] == "-1"
     assert broker["replica.socket.receive.buffer.bytes"] == "-1"
     assert broker["replica.fetch.wait.max.ms"] == "100"
+    assert broker["replica.fetch.backoff.ms"] == "100"
     assert broker["broker.heartbeat.interval.ms"] == "1000"
     assert "broker.session.timeout.ms" not in broker
     assert controller["broker.session.timeout.ms"] == "6000"
     assert "replica.fetch.wait.max.ms" not in controller
+    assert "replica.fetch.backoff.ms" not in controller
 
 
 def test_the_operator_overrides_a_wan_default():
