@@ -217,8 +217,8 @@ bench-topics: collection
 
 # What each operation costs at about 100, 1,000 and 4,000 partitions (RF 4) in
 # one run, and the DC-loss stall phase by phase in both quorum cases; against
-# the running testbed with the WAN on (hours: a DC away 10 minutes at each
-# size). reports/bench-scale.json, docs/images/bench-scale.png, the table for
+# the running testbed with the WAN on (81 minutes for the three sizes, a DC
+# away 10 minutes at each). reports/bench-scale.json, docs/images/bench-scale.png, the table for
 # docs/benchmarks.md. AWAY=<minutes> to change how long the DC stays away,
 # SIZES="100 4000" to measure other sizes (the targets compare the run's own),
 # STEPS="converges exporter" to measure only some steps (restart heap
