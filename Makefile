@@ -222,10 +222,12 @@ bench-topics: collection
 # docs/benchmarks.md. AWAY=<minutes> to change how long the DC stays away,
 # SIZES="100 4000" to measure other sizes (the targets compare the run's own),
 # STEPS="converges exporter" to measure only some steps (restart heap
-# controller dc_loss are the others; a partial run fails the targets it skips).
+# controller dc_loss are the others; a partial run fails the targets it skips),
+# PROBE="retry.backoff.max.ms=250 debug=msg,eos" to set the DC loss's stall
+# probe's client (with debug, its log goes to reports/bench-scale/).
 bench-scale: collection
 	python -m testkit.bench.scale $(if $(AWAY),--away $(AWAY)) $(foreach size,$(SIZES),--size $(size)) \
-	  $(foreach step,$(STEPS),--step $(step))
+	  $(foreach step,$(STEPS),--step $(step)) $(foreach setting,$(PROBE),--probe $(setting))
 
 # Cross-DC bytes of four runs by a client in dc1 (produce with leaders split
 # evenly, produce to dc1's leaders only, read back with and without

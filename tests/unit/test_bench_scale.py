@@ -98,6 +98,7 @@ def test_a_stall_with_the_quorum_leader_elsewhere_is_split_from_the_kill_and_its
     assert stall["first_ack_seconds"] == 0.1
     assert stall["floor_seconds"] == 6.0
     assert stall["over_floor_seconds"] == pytest.approx(1.3)
+    assert stall["over_floor_split"] is None, "no take-over read: nobody knows whose the 1.3 s are"
 
 
 STATE_CHANGES = """\
@@ -123,6 +124,9 @@ def test_a_survivors_take_over_runs_from_its_first_batch_after_the_fencing_to_it
     assert stall["phases"]["clients_discover_leaders"] == 0.5
     assert stall["phases"]["first_acknowledgement"] == 0.5, "counted from the later of the take-over and the client"
     assert stall["taking_over_seconds"] == {"101": [6.2, 9.5]}
+    # 4.0 s over the 6 s floor: fenced on time, 3.5 s of Kafka's (fencing to take-over), 0.5 s the client's after.
+    assert stall["over_floor_split"] == {"fencing": 0.0, "kafka": 3.5, "client": 0.5}
+    assert sum(stall["over_floor_split"].values()) == pytest.approx(stall["over_floor_seconds"])
     # Each batch of leaderships, from since: when it began, how many, how long until its followers' part.
     assert scale.leader_batches({101: STATE_CHANGES}, since, since + 7.0) == {"101": [[0.2, 40, 2.8]]}
     # The watcher's moment can come last (its read ends late): the acknowledgement counts from it.
@@ -379,3 +383,23 @@ def test_the_no_op_converges_cpu_on_the_controller_is_judged_beside_its_wall_tim
     assert not checks["a no-op converge at 4000 over 100 partitions"]["met"]
     cpu = checks["a no-op converge's CPU on the controller at 4000 over 100 partitions"]
     assert (cpu["value"], cpu["met"]) == (1.1, True)
+
+
+def test_the_stall_probes_settings_are_key_value_pairs_and_anything_else_is_refused(capsys):
+    with pytest.raises(SystemExit) as refused:
+        scale.main(["--probe", "retry.backoff.max.ms", "--offline"])
+    assert refused.value.code == 2
+    assert "--probe takes KEY=VALUE" in capsys.readouterr().err
+
+
+def test_the_probes_client_log_goes_to_its_own_file_each_line_stamped(tmp_path):
+    import logging
+
+    path = tmp_path / "probe.log"
+    logger = scale.file_logger("stall-probe.test", path)
+    logger.log(logging.DEBUG, "MSGSET [rdkafka#producer-1] load [3]: MessageSet with 1 message(s) delivered")
+    logger.handlers[0].flush()
+    line = path.read_text().splitlines()[0]
+    assert line.endswith("load [3]: MessageSet with 1 message(s) delivered")
+    assert datetime.datetime.strptime(line.split()[0], "%H:%M:%S.%f")
+    assert not logger.propagate, "the client's debug lines would reach the bench's own output"
