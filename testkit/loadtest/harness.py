@@ -9,20 +9,17 @@ import time
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from testkit.producer import RECONNECT_BACKOFF_MAX_MS
+from testkit.producer import DEFAULTS
 
 from . import verify
 
-# The load's producer settings, under the caller's: idempotent, acks=all, a long delivery timeout (it retries
-# through leader changes; only what it gives up on reaches the application as an error), and a lost leader's
-# connection retried every second at most (librdkafka's 10 s would leave the new leaders unasked for that long).
-PRODUCER = {
-    "acks": "all",
-    "enable.idempotence": True,
-    "linger.ms": 5,
-    "delivery.timeout.ms": 300000,
-    "reconnect.backoff.max.ms": RECONNECT_BACKOFF_MAX_MS,
-}
+# The load's producer settings, under the caller's: the smoke producer's (testkit.producer.DEFAULTS: idempotent,
+# acks=all, one request in flight, a lost leader's connection retried every second at most) and a long delivery
+# timeout (it retries through leader changes; only what it gives up on reaches the application as an error). One
+# request in flight also bounds what a lost DC leaves to retry: librdkafka resends each request that was in flight
+# to a lost leader as a request of its own, and the new leader answers a connection's requests one at a time, each
+# once its followers have fetched it (docs/wan.md#the-dc-loss-stall).
+PRODUCER = {**DEFAULTS, "delivery.timeout.ms": 300000}
 
 
 class LoadProducer(threading.Thread):

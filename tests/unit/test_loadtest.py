@@ -274,6 +274,9 @@ def test_the_load_producer_retries_a_lost_leader_every_second_at_most_and_the_ca
     # librdkafka's 10 s ceiling would leave a producer asking for a lost DC's new leaders up to 10 s late.
     assert producer.config["reconnect.backoff.max.ms"] == 1000
     assert producer.config["acks"] == "all"
+    # Five in flight would leave a lost leader's requests to be resent one request each, in turn, at the new leader.
+    assert producer.config["max.in.flight.requests.per.connection"] == 1
+    assert producer.config["delivery.timeout.ms"] == 300000
     mine = LoadProducer({"reconnect.backoff.max.ms": 500}, "load", [0], "run", 200, 10, 100)
     assert mine.config["reconnect.backoff.max.ms"] == 500
 
