@@ -53,6 +53,7 @@ import argparse
 import contextlib
 import datetime
 import json
+import logging
 import math
 import os
 import re
@@ -815,8 +816,6 @@ def finish(report, path=REPORT, picture=PICTURE):
 # -- on the testbed ---------------------------------------------------------------------
 def file_logger(name, path):
     """A logger that writes only to path, each line with its wall-clock time (librdkafka's `logger`)."""
-    import logging  # noqa: PLC0415
-
     logger = logging.getLogger(name)
     logger.propagate, logger.level = False, logging.DEBUG
     handler = logging.FileHandler(path)
