@@ -224,7 +224,9 @@ bench-topics: collection
 # STEPS="converges exporter" to measure only some steps (restart heap
 # controller dc_loss are the others; a partial run fails the targets it skips),
 # PROBE="retry.backoff.max.ms=250 debug=msg,eos" to set the DC loss's stall
-# probe's client (with debug, its log goes to reports/bench-scale/).
+# probe's client (with debug, its log goes to reports/bench-scale/). A DC
+# loss over its floor's target runs again with the survivors' fsync skipped
+# (libeatmydata, downloaded with apt-get): the seconds that takes off are the disk's.
 bench-scale: collection
 	python -m testkit.bench.scale $(if $(AWAY),--away $(AWAY)) $(foreach size,$(SIZES),--size $(size)) \
 	  $(foreach step,$(STEPS),--step $(step)) $(foreach setting,$(PROBE),--probe $(setting))

@@ -326,6 +326,124 @@ def test_the_verdict_holds_each_target_against_the_smallest_size_of_the_same_run
     }
 
 
+def no_fsync(stall, floor, lost=0):
+    return {"load": {"lost": lost}, "stall": {"stall_seconds": stall, "over_floor_seconds": round(stall - floor, 2)}}
+
+
+def test_a_stall_target_not_met_holds_a_limit_only_when_its_run_without_fsync_met_it(tmp_path, capsys):
+    large = size(4000, 140, 5.0, 8.6, 12.1)
+    report = {"sizes": [size(100, 100, 4.0, 6.2, 8.5), large], "problems": []}
+    stalls = {"4000 partitions, DC-loss stall (leader_elsewhere) over its floor, s",
+              "4000 partitions, DC-loss stall (leader_in_lost_dc) over its floor, s",
+              "DC-loss write stall (leader_elsewhere) at 4000 over 100 partitions, s",
+              "DC-loss write stall (leader_in_lost_dc) at 4000 over 100 partitions, s"}  # fmt: skip
+    # Without a run that skips fsync, the stall targets are simply not met.
+    checks = {c["target"]: c for c in scale.verdict(report)}
+    assert {t for t, c in checks.items() if not c["met"]} == stalls
+    assert not any(checks[t]["limit"] for t in stalls)
+    # The same cases again without fsync, within the targets: the seconds over are the disk's.
+    large["dc_loss_no_fsync"] = {"leader_elsewhere": no_fsync(6.7, 6.0), "leader_in_lost_dc": no_fsync(9.3, 8.4)}
+    checks = {c["target"]: c for c in scale.verdict(report)}
+    assert {t for t, c in checks.items() if not c["met"]} == stalls
+    assert checks["4000 partitions, DC-loss stall (leader_in_lost_dc) over its floor, s"]["limit"] == (
+        "the disk's: with the survivors' fsync skipped in the same run, 0.9 s over the floor"
+    )
+    assert checks["DC-loss write stall (leader_elsewhere) at 4000 over 100 partitions, s"]["limit"] == (
+        "the disk's: with the survivors' fsync skipped in the same run, 0.5 s grown"
+    )
+    assert checks["4000 partitions, DC loss (leader_in_lost_dc, the survivors' fsync skipped): "
+                  "acknowledged records lost"]["met"]  # fmt: skip
+    done = scale.finish(report, tmp_path / "r.json", tmp_path / "r.png")
+    assert done["ok"]
+    out = capsys.readouterr().out
+    assert (
+        "LIMIT    4000 partitions, DC-loss stall (leader_elsewhere) over its floor, s: 2.6 (target <= 1.0; "
+        "limit proven, the disk's: with the survivors' fsync skipped in the same run, 0.7 s over the floor)" in out
+    )
+    assert "| DC loss, leader elsewhere, fsync skipped: stall, s | - | 6.7 |" in out
+    # Without fsync still over: no limit, the targets not met.
+    large["dc_loss_no_fsync"]["leader_in_lost_dc"] = no_fsync(9.6, 8.4)
+    checks = {c["target"]: c for c in scale.verdict(report)}
+    assert not checks["4000 partitions, DC-loss stall (leader_in_lost_dc) over its floor, s"]["limit"]
+    assert not checks["DC-loss write stall (leader_in_lost_dc) at 4000 over 100 partitions, s"]["limit"]
+    assert checks["4000 partitions, DC-loss stall (leader_elsewhere) over its floor, s"]["limit"]
+    assert not scale.finish(report, tmp_path / "r.json", tmp_path / "r.png")["ok"]
+    # A run without fsync that lost an acknowledged record proves nothing, and is itself a target not met.
+    large["dc_loss_no_fsync"] = {"leader_elsewhere": no_fsync(6.7, 6.0, lost=3)}
+    checks = {c["target"]: c for c in scale.verdict(report)}
+    assert not checks["4000 partitions, DC-loss stall (leader_elsewhere) over its floor, s"]["limit"]
+    assert not checks["4000 partitions, DC loss (leader_elsewhere, the survivors' fsync skipped): "
+                      "acknowledged records lost"]["met"]  # fmt: skip
+
+
+def test_a_dc_loss_is_run_again_without_fsync_only_where_its_stall_is_over_the_floor(monkeypatch):
+    bench = object.__new__(scale.ScaleBench)
+    bench.args = type("Args", (), {"steps": ("dc_loss",), "away": 0})()
+    bench.first = "dc1"
+    bench.cluster = type(
+        "Cluster",
+        (),
+        {
+            "brokers": [
+                type("N", (), {"dc": "dc1", "host": "dc1-broker1"})(),
+                type("N", (), {"dc": "dc2", "host": "dc2-broker1"})(),
+            ]
+        },
+    )()
+    stalls = {False: 0.4, True: 1.6}
+    runs, switched = [], []
+    monkeypatch.setattr(bench, "converges", lambda figures: None, raising=False)
+    monkeypatch.setattr(bench, "dc_loss", lambda inside, away: runs.append(inside) or no_fsync(6 + stalls[inside], 6),
+                        raising=False)  # fmt: skip
+    monkeypatch.setattr(bench, "fsync", lambda brokers, skipped: switched.append(([n.host for n in brokers], skipped)),
+                        raising=False)  # fmt: skip
+    monkeypatch.setattr(bench, "layered", lambda declared: None, raising=False)
+    monkeypatch.setattr(scale, "offline", lambda total: {})
+    bench.base = type("Base", (), {"model": {"declared": {"topics": []}}})()
+    monkeypatch.setattr(scale, "internal_partitions", lambda: 0)
+    bench.declared = []
+    figures = bench.size(100, "http://unused")
+    assert runs == [False, True, True], "only the case over its floor ran again"
+    assert list(figures["dc_loss_no_fsync"]) == ["leader_in_lost_dc"]
+    assert switched == [(["dc1-broker1"], True), (["dc1-broker1"], False)], "fsync back on the survivors"
+    stalls[True] = 0.9
+    runs.clear()
+    switched.clear()
+    assert "dc_loss_no_fsync" not in bench.size(100, "http://unused")
+    assert runs == [False, True]
+    assert not switched
+
+
+def test_fsync_is_skipped_through_a_drop_in_and_read_back_from_each_jvm_failing_closed(monkeypatch, tmp_path):
+    bench = object.__new__(scale.ScaleBench)
+    node = type("N", (), {"host": "dc1-broker1"})()
+    commands, maps = [], {"text": "7f00 r-xp /usr/local/lib/bench-scale-libeatmydata.so\n7f01 /usr/bin/java\n"}
+
+    def node_exec(host, command, check=True, timeout=120):
+        commands.append(command)
+        return maps["text"] if "/maps" in command else ""
+
+    monkeypatch.setattr(bench, "node_exec", node_exec, raising=False)
+    monkeypatch.setattr(bench, "playbook", lambda name, **extra: commands.append(name), raising=False)
+    monkeypatch.setattr(scale, "eatmydata", lambda workdir: tmp_path / "libeatmydata.so")
+    monkeypatch.setattr(scale.subprocess, "run", lambda *a, **k: commands.append(a[0]))
+    bench.fsync([node], skipped=True)
+    assert ["podman", "cp", str(tmp_path / "libeatmydata.so"), f"dc1-broker1:{scale.NO_FSYNC_LIBRARY}"] in commands
+    assert any(f"'Environment=LD_PRELOAD={scale.NO_FSYNC_LIBRARY}' > {scale.NO_FSYNC_DROPIN}" in c
+               for c in commands if isinstance(c, str))  # fmt: skip
+    assert "rolling_restart" in commands
+    with pytest.raises(scale.BenchFailed, match="dc1-broker1's Kafka JVM still skips fsync"):
+        bench.fsync([node], skipped=False)
+    assert f"rm -f {scale.NO_FSYNC_DROPIN}" in commands
+    maps["text"] = ""  # the maps not read: neither state is proven
+    with pytest.raises(scale.BenchFailed, match="does not skip"):
+        bench.fsync([node], skipped=True)
+    with pytest.raises(scale.BenchFailed, match="still skips"):
+        bench.fsync([node], skipped=False)
+    maps["text"] = "7f01 /usr/bin/java\n"
+    bench.fsync([node], skipped=False)
+
+
 def test_a_figure_the_run_did_not_measure_is_a_target_not_met():
     bare = {"partitions": 100}
     checks = scale.verdict({"sizes": [bare]})
