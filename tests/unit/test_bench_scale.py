@@ -413,6 +413,17 @@ def test_a_dc_loss_is_run_again_without_fsync_only_where_its_stall_is_over_the_f
     assert runs == [False, True]
     assert not switched
 
+    def fails_on(brokers, skipped):
+        switched.append(skipped)
+        if skipped:
+            raise scale.BenchFailed("no libeatmydata")
+
+    stalls[True] = 1.6
+    monkeypatch.setattr(bench, "fsync", fails_on, raising=False)
+    with pytest.raises(scale.BenchFailed, match="no libeatmydata"):
+        bench.size(100, "http://unused")
+    assert switched == [True, False], "a failed switch left the survivors' drop-in in place"
+
 
 def test_fsync_is_skipped_through_a_drop_in_and_read_back_from_each_jvm_failing_closed(monkeypatch, tmp_path):
     bench = object.__new__(scale.ScaleBench)
