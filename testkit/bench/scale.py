@@ -120,6 +120,7 @@ LEADER = re.compile(r"Completed transition to Leader")
 # A broker's state-change.log as it applies a batch of partition changes: the start, and its followers fetching again.
 LEADING = re.compile(r"Transitioning (\d+) partition\(s\) to local leaders")
 FOLLOWING = re.compile(r"Started fetchers as part of become-follower")
+NEW_EPOCH = re.compile(r"\] Leader \S+ with topic id .* starts at leader epoch")
 HISTOGRAM_TOTAL = re.compile(r"^Total\s+(\d+)\s+(\d+)\s*$", re.M)
 SAMPLE = re.compile(r"^(\w+)\{([^}]*)\}\s+(\S+)$", re.M)
 
@@ -330,18 +331,23 @@ def took_over(texts, since, until):
 
 
 def leader_batches(texts, since, until):
-    """{broker: [[seconds from since, partitions, seconds]]}: each batch in which a surviving broker made itself the
-    leader of partitions, between since and until, from "Transitioning N partition(s) to local leaders" to the
-    same batch's next line on local followers (state-change.log texts, {broker: text})."""
+    """{broker: [[seconds from since, partitions, seconds, new leader epochs]]}: each batch in which a surviving broker
+    made itself the leader of partitions, between since and until, from "Transitioning N partition(s) to local
+    leaders" to the same batch's next line on local followers (state-change.log texts, {broker: text}). Of its
+    partitions, those whose leader epoch is new to the broker ("Leader ... starts at leader epoch",
+    Partition.makeLeader) are the ones it writes and syncs a leader-epoch checkpoint for; the others only change their
+    ISR."""
     out = {}
     for broker, text in texts.items():
         started, found = None, []
         for at, line in _lines_between(text, since, until):
             leading = LEADING.search(line)
             if leading:
-                started = (at, int(leading.group(1)))
+                started = [at, int(leading.group(1)), 0]
+            elif started is not None and NEW_EPOCH.search(line):
+                started[2] += 1
             elif started is not None and "to local followers" in line:
-                found.append([round(started[0] - since, 3), started[1], round(at - started[0], 3)])
+                found.append([round(started[0] - since, 3), started[1], round(at - started[0], 3), started[2]])
                 started = None
         out[str(broker)] = found
     return out

@@ -105,6 +105,8 @@ STATE_CHANGES = """\
 [2026-11-25 03:18:45,000] INFO [Broker id=101] Transitioning 3 partition(s) to local leaders.
 [2026-11-25 03:18:46,200] INFO [Broker id=101] Transitioning 40 partition(s) to local leaders.
 [2026-11-25 03:18:47,000] INFO [Broker id=101] Leader load-0 with topic id Some(x) starts at leader epoch 7
+[2026-11-25 03:18:47,100] INFO [Broker id=101] Skipped the become-leader state change for load-1 with topic id Some(x)
+[2026-11-25 03:18:47,200] INFO [Broker id=101] Leader load-2 with topic id Some(x) starts at leader epoch 3
 [2026-11-25 03:18:49,000] INFO [Broker id=101] Transitioning 40 partition(s) to local followers.
 [2026-11-25 03:18:49,500] INFO [Broker id=101] Started fetchers as part of become-follower for 12 partitions
 [2026-11-25 03:18:52,000] INFO [Broker id=101] Started fetchers as part of become-follower for 1 partitions
@@ -127,8 +129,9 @@ def test_a_survivors_take_over_runs_from_its_first_batch_after_the_fencing_to_it
     # 4.0 s over the 6 s floor: fenced on time, 3.5 s of Kafka's (fencing to take-over), 0.5 s the client's after.
     assert stall["over_floor_split"] == {"fencing": 0.0, "kafka": 3.5, "client": 0.5}
     assert sum(stall["over_floor_split"].values()) == pytest.approx(stall["over_floor_seconds"])
-    # Each batch of leaderships, from since: when it began, how many, how long until its followers' part.
-    assert scale.leader_batches({101: STATE_CHANGES}, since, since + 7.0) == {"101": [[0.2, 40, 2.8]]}
+    # Each batch of leaderships, from since: when it began, how many, how long until its followers' part, and how
+    # many of them at a leader epoch new to the broker (the rest kept theirs, their ISR changed).
+    assert scale.leader_batches({101: STATE_CHANGES}, since, since + 7.0) == {"101": [[0.2, 40, 2.8, 2]]}
     # The watcher's moment can come last (its read ends late): the acknowledgement counts from it.
     late_watch = scale.stall_phases(since - 6.0, None, {201: since}, since + 5.0, {0: since + 1.0}, {0: since + 5.5},
                                     6.0, [0], taken)  # fmt: skip
