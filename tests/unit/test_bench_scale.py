@@ -436,10 +436,13 @@ def test_a_dc_loss_is_run_again_without_fsync_only_where_its_stall_is_over_the_f
             raise scale.BenchFailed("no libeatmydata")
 
     stalls[True] = 1.6
+    bench.problems = []
     monkeypatch.setattr(bench, "fsync", fails_on, raising=False)
-    with pytest.raises(scale.BenchFailed, match="no libeatmydata"):
-        bench.size(100, "http://unused")
+    figures = bench.size(100, "http://unused")
     assert switched == [True, False], "a failed switch left the survivors' drop-in in place"
+    assert set(figures["dc_loss"]) == {"leader_elsewhere", "leader_in_lost_dc"}, "the size's own figures were lost"
+    assert "dc_loss_no_fsync" not in figures
+    assert bench.problems == ["100 partitions: the DC loss run again (leader_in_lost_dc): no libeatmydata"]
 
 
 def test_fsync_is_skipped_through_a_drop_in_and_read_back_from_each_jvm_failing_closed(monkeypatch, tmp_path):
