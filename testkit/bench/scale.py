@@ -1371,7 +1371,7 @@ class ScaleBench:
                     # The control: the same cases after the same restart with fsync back, what the restart alone
                     # changes (fresh JVMs run the take-over's code before it is compiled).
                     figures["dc_loss_restarted"] = {case: self.dc_loss(inside, 0) for case, inside in again.items()}
-                except BenchFailed as exc:
+                except (BenchFailed, OSError, ValueError, subprocess.SubprocessError) as exc:  # or no libeatmydata
                     self.problems.append(f"{total} partitions: the DC loss run again ({', '.join(over)}): {exc}")
         return figures
 
