@@ -1304,7 +1304,8 @@ class ScaleBench:
                 "model_without_inflow_seconds": round(recovery_model(copies, self.args.throttle, *sides), 1),
             }  # fmt: skip
         if not whole:
-            raise BenchFailed(f"the cluster was not whole again 15 minutes after {self.second}'s recovery")
+            raise BenchFailed(f"the cluster was not whole again 15 minutes after {self.second}'s recovery; "
+                              + self.not_whole())  # fmt: skip
         return figures
 
     def replicas(self):
@@ -1323,6 +1324,30 @@ class ScaleBench:
         finally:
             admin.close()
         return not errors and all(len(p["isr"]) == len(p["replicas"]) for p in found)
+
+    def not_whole(self):
+        """What each broker's own metadata says is under-replicated, asked of each broker in turn: a cluster not
+        whole and a broker whose metadata stopped at an old ISR read alike through one least-loaded broker."""
+        from kafka.protocol.metadata import MetadataRequest  # noqa: PLC0415
+
+        from ansible_collections.stretch.kafka.plugins.module_utils.kafka_admin import _described  # noqa: PLC0415
+
+        admin = self.cluster.admin(timeout=30)
+        seen = []
+        try:
+            for broker in self.cluster.brokers:
+                try:
+                    reply = admin._send(MetadataRequest(topics=None, allow_auto_topic_creation=False), broker.node_id)  # noqa: SLF001  one broker's own cache
+                    found, errors = _described(reply.to_dict()["topics"])
+                except Exception as exc:  # noqa: BLE001  what is reported is the failure itself
+                    seen.append(f"broker {broker.node_id}: unread ({exc})")
+                    continue
+                under = [f"{t}-{p['partition_index']} isr {p['isr_nodes']}" for t, p in found
+                         if len(p["isr_nodes"]) < len(p["replica_nodes"])]  # fmt: skip
+                seen.append(f"broker {broker.node_id}: {len(under)} under-replicated {under[:3]}, {len(errors)} unread")
+        finally:
+            admin.close()
+        return "; ".join(seen)
 
     def size(self, total, exporter_url):
         existing = partitions_of(self.base.model["declared"]["topics"]) + internal_partitions()
