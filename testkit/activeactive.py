@@ -55,7 +55,7 @@ def brokers_agree(served, received, readers):
     (1.43 to 1.56 in the drill's runs, up to 5.3 % apart between the DCs in one run). What the check is for is
     a reader the counters miss (a DC's ratio falls by that reader's share of the DC's bytes) or a host counted
     twice (a ratio grows by its share). The two DCs' ratios must therefore agree within half the smallest
-    counted reader's share: a run in which any one counted reader went uncounted, or were counted twice, fails.
+    counted reader's share: a run in which any one counted reader went uncounted, or was counted twice, fails.
     """
     got = {dc: sum(by_dc.get(dc, 0) for by_dc in received.values()) for dc in served}
     ratios = {dc: round(got[dc] / served[dc], 4) if served[dc] else None for dc in served}
