@@ -223,13 +223,16 @@ bench-topics: collection
 # SIZES="100 4000" to measure other sizes (the targets compare the run's own),
 # STEPS="converges exporter" to measure only some steps (restart heap
 # controller dc_loss are the others; a partial run fails the targets it skips),
-# PROBE="retry.backoff.max.ms=250 debug=msg,eos" to set the DC loss's stall
-# probe's client (with debug, its log goes to reports/bench-scale/). A DC
+# PROBE_CLIENT=librdkafka to measure the DC loss's stall with confluent-kafka's
+# producer instead of kafka-python's, PROBE="linger_ms=10" to set the probe's
+# client (under its names), PROBE_LOG=1 for its log in reports/bench-scale/
+# (librdkafka's debug contexts: PROBE="debug=msg,eos"). A DC
 # loss over its floor's target runs again with the survivors' fsync skipped
 # (libeatmydata, downloaded with apt-get): the seconds that takes off are the disk's.
 bench-scale: collection
 	python -m testkit.bench.scale $(if $(AWAY),--away $(AWAY)) $(foreach size,$(SIZES),--size $(size)) \
-	  $(foreach step,$(STEPS),--step $(step)) $(foreach setting,$(PROBE),--probe $(setting))
+	  $(foreach step,$(STEPS),--step $(step)) $(foreach setting,$(PROBE),--probe $(setting)) \
+	  $(if $(PROBE_CLIENT),--probe-client $(PROBE_CLIENT)) $(if $(PROBE_LOG),--probe-log)
 
 # Cross-DC bytes of four runs by a client in dc1 (produce with leaders split
 # evenly, produce to dc1's leaders only, read back with and without

@@ -890,46 +890,106 @@ def file_logger(name, path):
     return logger
 
 
+# The stall probe's clients. kafka-python (testkit.producer.KafkaPythonProducer) puts every partition a broker leads
+# into one request, as Kafka's Java producer does: the project's Python producer for several partitions per leader
+# broker (docs/wan.md#what-clients-should-set), which a DC loss makes of every producer. librdkafka puts one
+# partition in each request, so after a loss the partitions of a new leader take turns on its connection.
+PROBE_CLIENTS = ("kafka-python", "librdkafka")
+
+
+def probe_setting(text, client):
+    """(key, value) of a KEY=VALUE setting for the stall probe's client: kafka-python takes numbers and booleans as
+    such, librdkafka every value as a string."""
+    key, value = text.split("=", 1)
+    if client == "librdkafka":
+        return key, value
+    lowered = value.lower()
+    if lowered in ("true", "false"):
+        return key, lowered == "true"
+    for kind in (int, float):
+        with contextlib.suppress(ValueError):
+            return key, kind(value)
+    return key, value
+
+
 class StallProbe(threading.Thread):
-    """An independent acks=all, idempotent producer (librdkafka, the load harness's settings) writing round robin
-    over a topic's partitions: each acknowledgement's time, and its own metadata's leader of each partition every
-    100 ms (librdkafka's statistics)."""
+    """An independent acks=all, idempotent producer writing round robin over a topic's partitions: each
+    acknowledgement's time, and its own metadata's leader of each partition every 100 ms.
 
-    def __init__(self, config, topic, partitions, rate=100, log=None):
+    config: the load's librdkafka settings (connection and login); settings: the client's own over them, under its
+    names (kafka-python's for kafka-python, librdkafka's for librdkafka); log: a file for the client's debug log."""
+
+    def __init__(self, config, topic, partitions, client="kafka-python", settings=None, rate=100, log=None):
         super().__init__(daemon=True)
-        from testkit.loadtest.harness import PRODUCER  # noqa: PLC0415  confluent-kafka only on the testbed
-
-        self.config = {**PRODUCER, "statistics.interval.ms": 100, "stats_cb": self._stats, **config}
-        if log is not None:  # librdkafka's own log (its `debug` contexts) to a file, each line stamped
-            self.config["logger"] = file_logger(f"stall-probe.{log.stem}", log)
+        if client not in PROBE_CLIENTS:
+            raise ValueError(f"the stall probe's client is one of {', '.join(PROBE_CLIENTS)}, not {client!r}")
+        self.client, self.config = client, self._settings(client, config, settings or {}, log)
         self.topic, self.partitions, self.rate = topic, partitions, rate
         self.acks, self.leaders, self.errors = [], [], []
         self._last, self._halt = None, threading.Event()
 
+    def _settings(self, client, config, settings, log):
+        from testkit.loadtest.harness import PRODUCER  # noqa: PLC0415  confluent-kafka only on the testbed
+        from testkit.producer import from_librdkafka  # noqa: PLC0415
+
+        if client == "librdkafka":
+            out = {**PRODUCER, "statistics.interval.ms": 100, "stats_cb": self._stats, **config, **settings}
+            if log is not None:  # librdkafka's own log (its `debug` contexts) to a file, each line stamped
+                out["logger"] = file_logger(f"stall-probe.{log.stem}", log)
+            return out
+        if log is not None:  # kafka-python's own log: its metadata at DEBUG, the rest at INFO (all of it at DEBUG, a
+            # million lines in a DC loss, took the host's CPU from the brokers and doubled a take-over)
+            logging.getLogger("kafka").addHandler(file_logger(f"stall-probe.{log.stem}", log).handlers[0])
+            logging.getLogger("kafka").setLevel(logging.INFO)
+            logging.getLogger("kafka.cluster").setLevel(logging.DEBUG)
+        return {**from_librdkafka(config), "delivery_timeout_ms": PRODUCER["delivery.timeout.ms"], **settings}
+
     def _stats(self, raw):
         found = json.loads(raw).get("topics", {}).get(self.topic, {}).get("partitions", {})
-        leaders = {int(p): v.get("leader", -1) for p, v in found.items() if int(p) >= 0}
+        self._saw({int(p): v.get("leader", -1) for p, v in found.items() if int(p) >= 0})
+
+    def _saw(self, leaders):
         if leaders != self._last:
             self.leaders.append((time.time(), leaders))
             self._last = leaders
 
     def _delivered(self, err, msg):
-        if err is None:
+        if err is not None:  # kafka-python gives the exception alone
+            librdkafka = self.client == "librdkafka"
+            self.errors.append((msg.partition() if librdkafka else None, err.name() if librdkafka else repr(err)))
+        elif self.client == "librdkafka":
             # The record's CreateTime, which the producer stamps when it is produced: when it was written.
             self.acks.append((msg.partition(), time.time(), msg.timestamp()[1] / 1000))
         else:
-            self.errors.append((msg.partition(), err.name()))
+            self.acks.append((msg.partition, time.time(), msg.timestamp / 1000))
+
+    def _producer(self):
+        if self.client == "librdkafka":
+            from confluent_kafka import Producer  # noqa: PLC0415  only on the testbed
+
+            return Producer(self.config), None
+        from kafka import TopicPartition  # noqa: PLC0415
+
+        from testkit.producer import KafkaPythonProducer  # noqa: PLC0415
+
+        producer = KafkaPythonProducer(self.config)
+        cluster = producer._producer._metadata  # noqa: SLF001  kafka-python's own view of the leaders, read-only
+        return producer, lambda: {p: cluster.leader_for_partition(TopicPartition(self.topic, p)) for p in
+                                  range(max(self.partitions) + 1)}  # fmt: skip
 
     def run(self):
-        from confluent_kafka import Producer  # noqa: PLC0415  only on the testbed
-
-        producer, sent, started = Producer(self.config), 0, time.monotonic()
+        (producer, leaders), sent, started = self._producer(), 0, time.monotonic()
+        looked = started
         while not self._halt.is_set():
-            due = int((time.monotonic() - started) * self.rate)
+            now = time.monotonic()
+            due = int((now - started) * self.rate)
             while sent < due:
                 producer.produce(self.topic, b"stall-probe", partition=self.partitions[sent % len(self.partitions)],
                                  on_delivery=self._delivered)  # fmt: skip
                 sent += 1
+            if leaders is not None and now - looked >= 0.1:  # as often as librdkafka's statistics
+                self._saw({p: -1 if leader is None else leader for p, leader in leaders().items()})
+                looked = now
             producer.poll(0.01)
         producer.flush(330)
 
@@ -1212,8 +1272,9 @@ class ScaleBench:
         config = self.cluster.user_configs["kafka-load"] | {"bootstrap.servers": self.cluster.bootstrap_servers}
         parts = sorted(partition_leaders(config, "load"))
         stamp = time.strftime("%H%M%S")
-        log = WORKDIR / f"probe-{stamp}-{case}.log" if "debug" in self.args.probe else None
-        load, probe = self.load(case), StallProbe(config | self.args.probe, "load", parts, log=log)
+        log = WORKDIR / f"probe-{stamp}-{case}.log" if self.args.probe_log else None
+        load = self.load(case)
+        probe = StallProbe(config, "load", parts, client=self.args.probe_client, settings=self.args.probe, log=log)
         watcher = Watcher(self.cluster, interval=0.2, topic="load")
         probe.start()
         watcher.start()
@@ -1514,16 +1575,20 @@ def main(argv=None):
     p.add_argument("--step", action="append", dest="steps", choices=STEPS,
                    help="measure only these steps at each size (repeat; the converges always run): "
                         "a partial run, its other targets not met")  # fmt: skip
+    p.add_argument("--probe-client", choices=PROBE_CLIENTS, default=PROBE_CLIENTS[0],
+                   help="the DC loss's stall probe's client (StallProbe)")  # fmt: skip
     p.add_argument("--probe", action="append", default=[], metavar="KEY=VALUE",
-                   help="a librdkafka setting for the DC loss's stall probe, over the load's (repeat); with debug=..., "
-                        "its log goes to reports/bench-scale/probe-<time>-<case>.log")  # fmt: skip
+                   help="a setting of the stall probe's client, under its name, over the load's (repeat)")  # fmt: skip
+    p.add_argument("--probe-log", action="store_true",
+                   help="the probe's client log to reports/bench-scale/probe-<time>-<case>.log (librdkafka's "
+                        "debug contexts: --probe debug=...)")  # fmt: skip
     p.add_argument("--keep", action="store_true", help="leave the scale topics and the overlay's settings in place")
     p.add_argument("--offline", action="store_true", help="only preflight and placement, no cluster")
     p.add_argument("--report", type=Path, help="only the verdict, the table and the picture of a saved report")
     args = p.parse_args(argv)
     args.sizes = sorted(args.sizes or SIZES)
     try:
-        args.probe = dict(setting.split("=", 1) for setting in args.probe)
+        args.probe = dict(probe_setting(setting, args.probe_client) for setting in args.probe)
     except ValueError:
         p.error(f"--probe takes KEY=VALUE, not {args.probe}")
     args.steps = tuple(args.steps or STEPS)
@@ -1532,6 +1597,7 @@ def main(argv=None):
     if args.report:
         return 0 if finish(json.loads(args.report.read_text()), args.report)["ok"] else 1
     report = {"sizes": [], "problems": [], "rf": RF, "steps": list(args.steps), "probe": args.probe,
+              "probe_client": args.probe_client,
               "offline": [offline(n) for n in sorted({*args.sizes, PLACEMENT_ONLY})]}  # fmt: skip
     report["offline_placement_only"] = report["offline"][-1]
     if args.offline:

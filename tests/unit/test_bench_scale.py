@@ -552,3 +552,66 @@ def test_the_probes_client_log_goes_to_its_own_file_each_line_stamped(tmp_path):
     assert line.endswith("load [3]: MessageSet with 1 message(s) delivered")
     assert datetime.datetime.strptime(line.split()[0], "%H:%M:%S.%f")
     assert not logger.propagate, "the client's debug lines would reach the bench's own output"
+
+
+def test_the_stall_probes_settings_are_typed_for_kafka_python_and_strings_for_librdkafka():
+    assert scale.probe_setting("linger_ms=10", "kafka-python") == ("linger_ms", 10)
+    assert scale.probe_setting("enable_idempotence=True", "kafka-python") == ("enable_idempotence", True)
+    assert scale.probe_setting("compression_type=lz4", "kafka-python") == ("compression_type", "lz4")
+    assert scale.probe_setting("linger.ms=10", "librdkafka") == ("linger.ms", "10")
+    assert scale.probe_setting("debug=msg,eos", "librdkafka") == ("debug", "msg,eos")
+
+
+LOAD_CONFIG = {"bootstrap.servers": "10.91.1.11:9092", "security.protocol": "sasl_ssl",
+               "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "load", "sasl.password": "secret",
+               "ssl.ca.location": "/ca.pem", "ssl.endpoint.identification.algorithm": "https"}  # fmt: skip
+
+
+def test_the_stall_probe_runs_kafka_python_by_default_with_the_loads_login_and_the_projects_producer_settings():
+    from testkit.producer import KafkaPythonProducer, kafka_python_problems
+
+    probe = scale.StallProbe(LOAD_CONFIG, "load", [0, 1], settings={"linger_ms": 10})
+    assert probe.client == "kafka-python"
+    assert probe.config["sasl_plain_username"] == "load"
+    assert probe.config["security_protocol"] == "SASL_SSL"
+    assert probe.config["linger_ms"] == 10
+    assert probe.config["delivery_timeout_ms"] == 300000, "the probe must outlive a DC loss without giving a record up"
+    assert kafka_python_problems(probe.config) == []
+    made = {}
+    producer = KafkaPythonProducer(probe.config, make_producer=lambda **kw: made.update(kw) or object())
+    assert producer is not None
+    assert made["max_in_flight_requests_per_connection"] == 1
+    assert made["enable_idempotence"]
+    assert made["acks"] == "all"
+
+
+def test_the_stall_probe_can_run_librdkafka_with_its_statistics_and_refuses_another_client():
+    probe = scale.StallProbe(LOAD_CONFIG, "load", [0, 1], client="librdkafka", settings={"linger.ms": "10"})
+    assert probe.config["statistics.interval.ms"] == 100
+    assert probe.config["linger.ms"] == "10"
+    assert probe.config["max.in.flight.requests.per.connection"] == 1
+    with pytest.raises(ValueError, match="kafka-python, librdkafka"):
+        scale.StallProbe(LOAD_CONFIG, "load", [0, 1], client="java")
+
+
+def test_the_stall_probe_records_each_clients_acknowledgements_and_leaders_alike():
+    class Librdkafka:
+        def partition(self):
+            return 3
+
+        def timestamp(self):
+            return (1, 1_000_500)
+
+    metadata = type("RecordMetadata", (), {"partition": 3, "timestamp": 1_000_500})()
+    for client, msg in (("librdkafka", Librdkafka()), ("kafka-python", metadata)):
+        probe = scale.StallProbe(LOAD_CONFIG, "load", [3], client=client)
+        probe._delivered(None, msg)
+        assert [(p, written) for p, _, written in probe.acks] == [(3, 1000.5)], client
+        probe._saw({3: 201})
+        probe._saw({3: 201})
+        probe._saw({3: 101})
+        assert [leaders for _, leaders in probe.leaders] == [{3: 201}, {3: 101}], client
+    probe = scale.StallProbe(LOAD_CONFIG, "load", [3])
+    probe._delivered(RuntimeError("KafkaTimeoutError"), None)
+    assert probe.errors == [(None, "RuntimeError('KafkaTimeoutError')")]
+    assert probe.acks == []
