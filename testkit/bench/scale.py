@@ -930,7 +930,7 @@ class StallProbe(threading.Thread):
 
     def _settings(self, client, config, settings, log):
         from testkit.loadtest.harness import PRODUCER  # noqa: PLC0415  confluent-kafka only on the testbed
-        from testkit.producer import from_librdkafka  # noqa: PLC0415
+        from testkit.producer import from_librdkafka, kafka_python_problems  # noqa: PLC0415
 
         if client == "librdkafka":
             out = {**PRODUCER, "statistics.interval.ms": 100, "stats_cb": self._stats, **config, **settings}
@@ -942,7 +942,11 @@ class StallProbe(threading.Thread):
             logging.getLogger("kafka").addHandler(file_logger(f"stall-probe.{log.stem}", log).handlers[0])
             logging.getLogger("kafka").setLevel(logging.INFO)
             logging.getLogger("kafka.cluster").setLevel(logging.DEBUG)
-        return {**from_librdkafka(config), "delivery_timeout_ms": PRODUCER["delivery.timeout.ms"], **settings}
+        out = {**from_librdkafka(config), "delivery_timeout_ms": PRODUCER["delivery.timeout.ms"], **settings}
+        problems = kafka_python_problems(out)  # here, not in the probe's thread, where it would end unseen
+        if problems:
+            raise ValueError(f"the stall probe's kafka-python settings: {'; '.join(problems)}")
+        return out
 
     def _stats(self, raw):
         found = json.loads(raw).get("topics", {}).get(self.topic, {}).get("partitions", {})

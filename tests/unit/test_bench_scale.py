@@ -592,6 +592,8 @@ def test_the_stall_probe_can_run_librdkafka_with_its_statistics_and_refuses_anot
     assert probe.config["max.in.flight.requests.per.connection"] == 1
     with pytest.raises(ValueError, match="kafka-python, librdkafka"):
         scale.StallProbe(LOAD_CONFIG, "load", [0, 1], client="java")
+    with pytest.raises(ValueError, match="unknown setting.*retry.backoff.max.ms"):
+        scale.StallProbe(LOAD_CONFIG, "load", [0, 1], settings={"retry.backoff.max.ms": 250})
 
 
 def test_the_stall_probe_records_each_clients_acknowledgements_and_leaders_alike():
