@@ -223,10 +223,10 @@ bench-topics: collection
 # SIZES="100 4000" to measure other sizes (the targets compare the run's own),
 # STEPS="converges exporter" to measure only some steps (restart heap
 # controller dc_loss are the others; a partial run fails the targets it skips),
-# PROBE_CLIENT=librdkafka to measure the DC loss's stall with confluent-kafka's
-# producer instead of kafka-python's, PROBE="linger_ms=10" to set the probe's
-# client (under its names), PROBE_LOG=1 for its log in reports/bench-scale/
-# (librdkafka's debug contexts: PROBE="debug=msg,eos"). A DC
+# PROBE_CLIENT=kafka-python to measure the DC loss's stall with kafka-python's
+# producer instead of confluent-kafka's, PROBE="linger.ms=10" to set the
+# probe's client (under its names), PROBE_LOG=1 for its log in
+# reports/bench-scale/ (librdkafka's debug contexts: PROBE="debug=msg,eos"). A DC
 # loss over its floor's target runs again with the survivors' fsync skipped
 # (libeatmydata, downloaded with apt-get): the seconds that takes off are the disk's.
 bench-scale: collection

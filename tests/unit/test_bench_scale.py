@@ -567,11 +567,10 @@ LOAD_CONFIG = {"bootstrap.servers": "10.91.1.11:9092", "security.protocol": "sas
                "ssl.ca.location": "/ca.pem", "ssl.endpoint.identification.algorithm": "https"}  # fmt: skip
 
 
-def test_the_stall_probe_runs_kafka_python_by_default_with_the_loads_login_and_the_projects_producer_settings():
+def test_the_stall_probe_can_run_kafka_python_with_the_loads_login_and_the_projects_producer_settings():
     from testkit.producer import KafkaPythonProducer, kafka_python_problems
 
-    probe = scale.StallProbe(LOAD_CONFIG, "load", [0, 1], settings={"linger_ms": 10})
-    assert probe.client == "kafka-python"
+    probe = scale.StallProbe(LOAD_CONFIG, "load", [0, 1], client="kafka-python", settings={"linger_ms": 10})
     assert probe.config["sasl_plain_username"] == "load"
     assert probe.config["security_protocol"] == "SASL_SSL"
     assert probe.config["linger_ms"] == 10
@@ -585,15 +584,16 @@ def test_the_stall_probe_runs_kafka_python_by_default_with_the_loads_login_and_t
     assert made["acks"] == "all"
 
 
-def test_the_stall_probe_can_run_librdkafka_with_its_statistics_and_refuses_another_client():
-    probe = scale.StallProbe(LOAD_CONFIG, "load", [0, 1], client="librdkafka", settings={"linger.ms": "10"})
+def test_the_stall_probe_runs_librdkafka_by_default_with_its_statistics_and_refuses_another_client():
+    probe = scale.StallProbe(LOAD_CONFIG, "load", [0, 1], settings={"linger.ms": "10"})
+    assert probe.client == "librdkafka"
     assert probe.config["statistics.interval.ms"] == 100
     assert probe.config["linger.ms"] == "10"
     assert probe.config["max.in.flight.requests.per.connection"] == 1
-    with pytest.raises(ValueError, match="kafka-python, librdkafka"):
+    with pytest.raises(ValueError, match="librdkafka, kafka-python"):
         scale.StallProbe(LOAD_CONFIG, "load", [0, 1], client="java")
     with pytest.raises(ValueError, match="unknown setting.*retry.backoff.max.ms"):
-        scale.StallProbe(LOAD_CONFIG, "load", [0, 1], settings={"retry.backoff.max.ms": 250})
+        scale.StallProbe(LOAD_CONFIG, "load", [0, 1], client="kafka-python", settings={"retry.backoff.max.ms": 250})
 
 
 def test_the_stall_probe_records_each_clients_acknowledgements_and_leaders_alike():
@@ -613,7 +613,7 @@ def test_the_stall_probe_records_each_clients_acknowledgements_and_leaders_alike
         probe._saw({3: 201})
         probe._saw({3: 101})
         assert [leaders for _, leaders in probe.leaders] == [{3: 201}, {3: 101}], client
-    probe = scale.StallProbe(LOAD_CONFIG, "load", [3])
+    probe = scale.StallProbe(LOAD_CONFIG, "load", [3], client="kafka-python")
     probe._delivered(RuntimeError("KafkaTimeoutError"), None)
     assert probe.errors == [(None, "RuntimeError('KafkaTimeoutError')")]
     assert probe.acks == []
