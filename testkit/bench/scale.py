@@ -998,6 +998,8 @@ class StallProbe(threading.Thread):
                 looked = now
             producer.poll(0.01)
         producer.flush(330)
+        if self.client == "kafka-python":  # its connections and I/O thread; librdkafka's go with the object
+            producer.close(timeout=30)
 
     def stop(self):
         self._halt.set()
