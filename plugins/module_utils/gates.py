@@ -554,6 +554,16 @@ def elr_report(features, partitions):
     return lines
 
 
+def topics_present(declared, found, errors):
+    """The declared topics the cluster has now, in declared order, of one read of every topic's partitions
+    ([{topic, ...}] and what could not be read): all a converge's restarts can expect their gates to read, since
+    the converge creates the others after them. A read with errors says nothing of what is missing: GateError."""
+    if errors:
+        raise GateError(f"cannot read which declared topics the cluster has: {'; '.join(map(str, errors))}")
+    have = {p["topic"] for p in found}
+    return [name for name in declared if name in have]
+
+
 def restart_order(controllers, brokers, active_controller, dcs=(), hosts=()):
     """The hosts a rolling restart visits, in order: controllers, the active one last, then brokers.
 

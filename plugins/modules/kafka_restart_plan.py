@@ -32,6 +32,14 @@ options:
     type: list
     elements: str
     default: []
+  topics:
+    description:
+      - Declared topics. The plan then also reads every topic once and returns in C(topics_present) those of
+        these the cluster has now, which a converge's restarts can expect their gates to read (it creates the
+        others after them). A read that fails fails the plan.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - stretch.kafka.kafka_admin
 """
@@ -51,6 +59,11 @@ RETURN = r"""
 order:
   description: Hosts in restart order.
   returned: success
+  type: list
+  elements: str
+topics_present:
+  description: Of C(topics), those the cluster had when the plan was made, in their order (only with C(topics)).
+  returned: when topics is given
   type: list
   elements: str
 active_controller:
@@ -76,19 +89,25 @@ def main():
             "brokers": {"type": "list", "elements": "dict", "required": True},
             "dcs": {"type": "list", "elements": "str", "default": []},
             "hosts": {"type": "list", "elements": "str", "default": []},
+            "topics": {"type": "list", "elements": "str", "default": []},
         },
         supports_check_mode=True,
     )
     params = module.params
     with kafka_admin.session(module) as admin:
         leader = admin.quorum()["leader"]
+        read = admin.partitions() if params["topics"] else None
+    extra = {}
     try:
         order = gates.restart_order(params["controllers"], params["brokers"], leader, params["dcs"], params["hosts"])
+        if read is not None:
+            extra["topics_present"] = gates.topics_present(params["topics"], *read)
     except gates.GateError as exc:
         module.fail_json(msg=str(exc))
     if not order:
         module.fail_json(msg="the restart selects no node")
-    module.exit_json(changed=False, order=order, active_controller=leader, admin_requests=admin.requests.summary())
+    module.exit_json(changed=False, order=order, active_controller=leader, admin_requests=admin.requests.summary(),
+                     **extra)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from ansible_collections.stretch.kafka.plugins.module_utils.gates import (
     registered,
     report,
     restart_order,
+    topics_present,
 )
 
 ALL = [101, 102, 201, 202]
@@ -511,3 +512,15 @@ def test_a_partition_still_led_by_a_fenced_broker_or_offline_is_not_writable():
     unread["partitions"] = [{"topic": "t", "partition": 0, "leader": 101, "replicas": ALL, "isr": ALL}]
     unread["min_isr"] = {}
     assert gate("topics_writable", unread) == ["1 topic(s) whose min.insync.replicas could not be read: t"]
+
+
+def test_a_converges_restarts_expect_only_the_declared_topics_the_cluster_already_has():
+    found = [{"topic": "orders", "partition": 0}, {"topic": "orders", "partition": 1}, {"topic": "__consumer_offsets"}]
+    assert topics_present(["payments", "orders"], found, []) == ["orders"], "a topic created later was expected"
+    assert topics_present(["orders"], [], []) == []
+    assert topics_present([], found, []) == []
+
+
+def test_which_declared_topics_exist_is_not_guessed_from_a_read_with_errors():
+    with pytest.raises(GateError, match="cannot read which declared topics the cluster has: orders: error 3"):
+        topics_present(["orders"], [], ["orders: error 3"])
