@@ -894,7 +894,7 @@ def file_logger(name, path):
 # partitions a survivor took over wait their turn on its connection behind those it led already (up to 1.9 s at
 # 4,000 partitions). kafka-python (testkit.producer.KafkaPythonProducer) puts every partition a broker leads into
 # one request, but its metadata request waits for a free slot on a connection as its writes do: with one request
-# in flight and writes to the live leaders going on, it found the new leaders 0.7-3.3 s after the fencing, and once
+# in flight and writes to the live leaders going on, it found the new leaders 0.9-3.3 s after the fencing, and once
 # not in the minute the DC was away (docs/wan.md#the-dc-loss-stall). A probe must not be the slowest part.
 PROBE_CLIENTS = ("librdkafka", "kafka-python")
 
