@@ -1,8 +1,8 @@
 """A configuration change restarts only the node whose configuration changed.
 
-Converges once with a host-level override for one broker and a topic
-declared anew (an inventory source layered over the cluster's), then once
-without them. Each node's start time tells which nodes restarted; the
+Converges once with a host-level override for one broker (an inventory
+source layered over the cluster's) and a topic declared anew (an extra
+variable), then once without them. Each node's start time tells which nodes restarted; the
 restart's gates expect only the topics the cluster had, since the converge
 creates the new one after its restarts. Leaves the cluster as it found it.
 """
