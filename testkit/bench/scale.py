@@ -581,6 +581,18 @@ def led_outside(snapshot, dead):
     return bool(parts) and all(p["leader"] >= 0 and p["leader"] not in dead and not set(p["isr"]) & dead for p in parts)
 
 
+def leaders_out_of(replicas, lost, keep=()):
+    """{topic: {partition: replicas}} for every partition preferred-led by a lost broker (the first of its list), its
+    topic not in keep: the same replicas, the others first and the lost brokers after, each in their own order. After
+    a preferred election the survivors lead it, and nothing is copied."""
+    moves = {}
+    for (topic, p), listed in sorted(replicas.items()):
+        if topic in keep or not listed or listed[0] not in lost:
+            continue
+        moves.setdefault(topic, {})[p] = [b for b in listed if b not in lost] + [b for b in listed if b in lost]
+    return moves
+
+
 def registered(snapshot, brokers):
     """Every one of brokers registered and unfenced in the snapshot."""
     return all(b in snapshot["brokers"] and not snapshot["brokers"][b]["fenced"] for b in brokers)
@@ -649,13 +661,14 @@ def _figure(size, path):
 
 NO_FSYNC = "the survivors' fsync skipped"
 RESTARTED = "the survivors restarted, fsync on"
+LEADERS_MOVED = "the lost DC leading the probe's topic alone"
 # A stall over its target's runs again: (figures' key, what the verdict calls it, what the table calls it).
-RERUNS = (("dc_loss_no_fsync", NO_FSYNC, "fsync skipped"), ("dc_loss_restarted", RESTARTED, "restarted, fsync on"))
+RERUNS = (("dc_loss_no_fsync", NO_FSYNC, "fsync skipped"), ("dc_loss_restarted", RESTARTED, "restarted, fsync on"),
+          ("dc_loss_leaders_moved", LEADERS_MOVED, "leaders moved out first"))  # fmt: skip
 
 
 def _rerun(size, group, case, figure):
-    """A stall figure of the case run again (group: dc_loss_no_fsync, or dc_loss_restarted, its control), when that run
-    lost nothing; else None."""
+    """A stall figure of the case run again (group: one of RERUNS' keys), when that run lost nothing; else None."""
     again = (size.get(group) or {}).get(case) or {}
     return _figure(again, ("stall", figure)) if _figure(again, ("load", "lost")) == 0 else None
 
@@ -665,11 +678,31 @@ def _disk_limit(size, case, figure, base, threshold, what):
     skipped met the target and its control, run next after the same restart of the survivors with fsync back, did not
     (the survivors' synchronous writes, the leader-epoch checkpoint Kafka writes and syncs for every partition a broker
     takes over, are then what is over). base is taken off both figures (the smallest size's stall, for its growth)."""
-    twin, control = (_rerun(size, group, case, figure) for group, _, _ in RERUNS)
+    twin, control = (_rerun(size, group, case, figure) for group in ("dc_loss_no_fsync", "dc_loss_restarted"))
     if None in (twin, control, base) or twin - base > threshold or control - base <= threshold:
         return None
     return (f"the disk's: after the same restart of the survivors, {twin - base:g} s {what} with their fsync skipped, "
             f"{control - base:g} s with it")  # fmt: skip
+
+
+def _leaderships_limit(size, case, figure, base, threshold, what):
+    """The limit a stall target not met is held to: the survivors' take-over of the lost DC's leaderships, when the
+    case run again with the lost DC leading the probe's topic alone (its other leaderships handed to the survivors
+    before the loss: the same partitions, replicas, fencings and fsync) met the target and the run before it, the
+    control after the same restart, did not. base as in _disk_limit()."""
+    handed = _figure((size.get("dc_loss_leaders_moved") or {}).get(case) or {}, ("leaderships_handed_over",))
+    twin, control = (_rerun(size, group, case, figure) for group in ("dc_loss_leaders_moved", "dc_loss_restarted"))
+    if None in (twin, control, base, handed) or twin - base > threshold or control - base <= threshold:
+        return None
+    return (f"the survivors' take-over of the lost DC's leaderships: after the same restart, {twin - base:g} s {what} "
+            f"with the lost DC leading the probe's topic alone ({handed} leaderships handed over first), "
+            f"{control - base:g} s with them")  # fmt: skip
+
+
+def _limit(size, case, figure, base, threshold, what):
+    """The limit proven for a stall target not met, the disk's first (the narrower cause), else None."""
+    return (_disk_limit(size, case, figure, base, threshold, what)
+            or _leaderships_limit(size, case, figure, base, threshold, what))  # fmt: skip
 
 
 def stall_met(loss):
@@ -681,7 +714,8 @@ def stall_met(loss):
 def verdict(report):
     """[{"target", "value", "threshold", "met", "limit"}] of every target, each against the same run's smallest size.
     A stall target not met may hold a limit: the same case, run again with the survivors' fsync skipped, met it and
-    its control did not (_disk_limit())."""
+    its control did not (_disk_limit()); or, run again with the lost DC leading the probe's topic alone, met it and
+    the control did not (_leaderships_limit())."""
     sizes = sorted(report.get("sizes") or [], key=lambda s: s["partitions"])
     checks = []
 
@@ -711,7 +745,7 @@ def verdict(report):
             value = round(b - a, 2) if a is not None and b is not None else None
             check(f"DC-loss write stall ({case}) at {large['partitions']} over {small['partitions']} partitions, s",
                   value, f"<= {STALL_GROWTH_SECONDS}", value is not None and value <= STALL_GROWTH_SECONDS,
-                  _disk_limit(large, case, "stall_seconds", a, STALL_GROWTH_SECONDS, "grown"))  # fmt: skip
+                  _limit(large, case, "stall_seconds", a, STALL_GROWTH_SECONDS, "grown"))  # fmt: skip
     for size in sizes:
         n = size["partitions"]
         for case in ("leader_elsewhere", "leader_in_lost_dc"):
@@ -720,7 +754,7 @@ def verdict(report):
             whose = "" if not split else (
                 f" (the fencing {split['fencing']:+g}, Kafka's elections and take-over {split['kafka']:g}, "
                 f"the client after them {split['client']:g})")  # fmt: skip
-            limit = _disk_limit(size, case, "over_floor_seconds", 0, STALL_OVER_FLOOR_SECONDS, "over the floor")
+            limit = _limit(size, case, "over_floor_seconds", 0, STALL_OVER_FLOOR_SECONDS, "over the floor")
             check(f"{n} partitions, DC-loss stall ({case}) over its floor, s{whose}", over,
                   f"<= {STALL_OVER_FLOOR_SECONDS}", stall_met(_figure(size, ("dc_loss", case))), limit)  # fmt: skip
         gates = _figure(size, ("restart", "gates")) or []
@@ -1385,6 +1419,41 @@ class ScaleBench:
         finally:
             admin.close()
 
+    def reorder(self, moves, timeout=600):
+        """The replica lists of moves ({topic: {partition: replicas}}, the same replicas in another order) applied,
+        then a preferred election; returns once every partition is led by the first of its list again."""
+        from testkit.cluster import wait_until  # noqa: PLC0415
+
+        admin = self.cluster.admin(timeout=120)
+        try:
+            failed = admin.reassign(moves)
+            if failed:
+                raise BenchFailed(f"{len(failed)} replica list(s) not reordered: {sorted(failed.items())[:3]}")
+            running = admin.wait_reassignments([(t, p) for t, parts in moves.items() for p in parts], timeout)
+            if running:
+                raise BenchFailed(f"{len(running)} reordering(s) still running after {timeout} s: {running[:3]}")
+            _, failed = admin.elect_preferred_everywhere()
+            if failed:
+                raise BenchFailed(f"{len(failed)} preferred election(s) failed: {failed[:3]}")
+            if not wait_until(lambda: not admin.not_preferred(), timeout=timeout, interval=2):
+                raise BenchFailed(f"partitions still not led by their preferred replica after {timeout} s")
+        finally:
+            admin.close()
+
+    @contextlib.contextmanager
+    def leaders_handed_over(self, lost, keep):
+        """While inside: the lost brokers' preferred leaderships (but those of the topics in keep) handed to the other
+        brokers, by reordering their replica lists (leaders_out_of()); yields how many moved. Put back after,
+        whatever happened inside."""
+        original = self.replicas()
+        moves = leaders_out_of(original, lost, keep)
+        back = {t: {p: original[(t, p)] for p in parts} for t, parts in moves.items()}
+        try:
+            self.reorder(moves)
+            yield sum(len(parts) for parts in moves.values())
+        finally:
+            self.reorder(back)
+
     def whole(self):
         """Whether every partition has its whole ISR now (the recovery's own check, read again)."""
         admin = self.cluster.admin(timeout=30)
@@ -1445,7 +1514,8 @@ class ScaleBench:
                 "leader_in_lost_dc": self.dc_loss(True, 0),
             }
             over = [case for case, lost in figures["dc_loss"].items() if not stall_met(lost)]
-            if over:  # whose are the seconds over: the same cases again, the survivors' fsync skipped
+            if over:  # whose are the seconds over: the same cases again, the survivors' fsync skipped, a control,
+                # and the lost DC's leaderships handed over first
                 survivors = [n for n in self.cluster.brokers if n.dc == self.first]
 
                 def again():
@@ -1460,7 +1530,15 @@ class ScaleBench:
                     # The control: the same cases after the same restart with fsync back, what the restart alone
                     # changes (fresh JVMs run the take-over's code before it is compiled).
                     figures["dc_loss_restarted"] = again()
-                except (BenchFailed, OSError, ValueError, subprocess.SubprocessError) as exc:  # or no libeatmydata
+                    # The leaderships: the same cases after the same restart, fsync on, with the lost DC leading the
+                    # probe's topic alone (the same partitions, replicas and fencings; fewer leaderships to take over).
+                    lost = {n.node_id for n in self.cluster.brokers if n.dc == self.second}
+                    with self.leaders_handed_over(lost, keep={"load"}) as handed:
+                        moved = again()
+                    for case in moved.values():
+                        case["leaderships_handed_over"] = handed
+                    figures["dc_loss_leaders_moved"] = moved
+                except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:  # or no libeatmydata
                     self.problems.append(f"{total} partitions: the DC loss run again ({', '.join(over)}): {exc}")
         return figures
 
