@@ -699,6 +699,33 @@ def _leaderships_limit(size, case, figure, base, threshold, what):
             f"{control - base:g} s with them")  # fmt: skip
 
 
+def fence_check_seconds(session_timeout):
+    """How often Kafka's active controller looks for expired broker sessions: QuorumController's
+    maybeFenceStaleBrokerPeriodNs, max(1 ms, broker.session.timeout.ms / 8). The server sets no other period (the
+    builder's setFenceStaleBrokerIntervalNs is left unset), so a lost broker is fenced up to that long after its session
+    expired."""
+    return max(0.001, session_timeout / 8)
+
+
+def _fencing_limit(size, case, threshold):
+    """The limit a stall over its floor is held to: Kafka's fencing check, when the last lost broker was fenced after
+    the floor (the controller's own log, against the kill) by no more than the check's period, and the seconds over
+    the floor besides met the target. A session expires at the floor at the latest (a broker's last heartbeat came
+    before the kill), so a lateness within the period is the check's."""
+    stall = _figure(size, ("dc_loss", case, "stall")) or {}
+    late, over = _figure(stall, ("over_floor_split", "fencing")), stall.get("over_floor_seconds")
+    election, floor = _figure(stall, ("phases", "quorum_election")), stall.get("floor_seconds")
+    if None in (late, over, election, floor):
+        return None
+    period = fence_check_seconds(floor - election)
+    if not 0 < late <= period or over - late > threshold:
+        return None
+    return (
+        f"Kafka's fencing check: the last lost broker fenced {late:g} s after the floor (the controller looks "
+        f"every {period:g} s, broker.session.timeout.ms / 8), {over - late:.3g} s over the floor besides"
+    )
+
+
 def _limit(size, case, figure, base, threshold, what):
     """The limit proven for a stall target not met, the disk's first (the narrower cause), else None."""
     return (_disk_limit(size, case, figure, base, threshold, what)
@@ -715,7 +742,8 @@ def verdict(report):
     """[{"target", "value", "threshold", "met", "limit"}] of every target, each against the same run's smallest size.
     A stall target not met may hold a limit: the same case, run again with the survivors' fsync skipped, met it and
     its control did not (_disk_limit()); or, run again with the lost DC leading the probe's topic alone, met it and
-    the control did not (_leaderships_limit())."""
+    the control did not (_leaderships_limit()); or, for a stall over its floor, the seconds besides the fencing
+    check's lateness met it (_fencing_limit())."""
     sizes = sorted(report.get("sizes") or [], key=lambda s: s["partitions"])
     checks = []
 
@@ -754,7 +782,8 @@ def verdict(report):
             whose = "" if not split else (
                 f" (the fencing {split['fencing']:+g}, Kafka's elections and take-over {split['kafka']:g}, "
                 f"the client after them {split['client']:g})")  # fmt: skip
-            limit = _limit(size, case, "over_floor_seconds", 0, STALL_OVER_FLOOR_SECONDS, "over the floor")
+            limit = (_limit(size, case, "over_floor_seconds", 0, STALL_OVER_FLOOR_SECONDS, "over the floor")
+                     or _fencing_limit(size, case, STALL_OVER_FLOOR_SECONDS))  # fmt: skip
             check(f"{n} partitions, DC-loss stall ({case}) over its floor, s{whose}", over,
                   f"<= {STALL_OVER_FLOOR_SECONDS}", stall_met(_figure(size, ("dc_loss", case))), limit)  # fmt: skip
         gates = _figure(size, ("restart", "gates")) or []

@@ -432,6 +432,39 @@ def test_a_stall_target_not_met_holds_the_leaderships_limit_only_when_without_th
     assert {c["target"]: c for c in scale.verdict(report)}[target]["limit"].startswith("the disk's")
 
 
+def test_a_stall_over_its_floor_holds_the_fencing_checks_limit_only_for_a_lateness_within_the_checks_period():
+    small = size(100, 100, 4.0, 7.25, 9.6)
+    report = {"sizes": [small, size(4000, 140, 5.0, 6.4, 9.1)], "problems": []}
+    target = "100 partitions, DC-loss stall (leader_elsewhere) over its floor, s"
+
+    def judged(prefix):  # the target's name goes on with the split of the seconds over, where there is one
+        return next(c for c in scale.verdict(report) if c["target"].startswith(prefix))
+
+    stall = small["dc_loss"]["leader_elsewhere"]["stall"]
+    stall.update({"floor_seconds": 6.0, "phases": {"quorum_election": 0.0}})
+    # No fencing moment read from the controller's log: nothing is proven.
+    assert not judged(target)["limit"]
+    stall["over_floor_split"] = {"fencing": 0.28, "kafka": 0.5, "client": 0.47}
+    assert not judged(target)["met"]
+    assert judged(target)["limit"] == (
+        "Kafka's fencing check: the last lost broker fenced 0.28 s after the floor (the controller looks every 0.75 s, "
+        "broker.session.timeout.ms / 8), 0.97 s over the floor besides"
+    )
+    # Later than the check's period (the controller busy, not its check), or early, or over besides: no limit.
+    for late in (0.8, 0.0, -0.3, 0.2):
+        stall["over_floor_split"]["fencing"] = late
+        assert not judged(target)["limit"], late
+    # With an election, the session is the floor without it: 8.4 - 2.4 = 6.0, its check every 0.75 s.
+    lost = small["dc_loss"]["leader_in_lost_dc"]["stall"]
+    lost.update({"floor_seconds": 8.4, "phases": {"quorum_election": 2.4},
+                 "over_floor_split": {"fencing": 0.7, "kafka": 0.2, "client": 0.1}})  # fmt: skip
+    assert judged("100 partitions, DC-loss stall (leader_in_lost_dc) over its floor, s")["limit"].startswith(
+        "Kafka's fencing check: the last lost broker fenced 0.7 s after the floor (the controller looks every 0.75 s"
+    )
+    assert scale.fence_check_seconds(6.0) == 0.75
+    assert scale.fence_check_seconds(0.004) == 0.001
+
+
 def test_the_lost_dcs_leaderships_are_handed_over_by_reordering_their_lists_and_nothing_else():
     replicas = {("t", 0): [201, 202, 101, 102], ("t", 1): [101, 102, 201, 202], ("t", 2): [202, 201, 102, 101],
                 ("load", 0): [201, 202, 101, 102], ("u", 0): []}  # fmt: skip
