@@ -673,16 +673,27 @@ def _rerun(size, group, case, figure):
     return _figure(again, ("stall", figure)) if _figure(again, ("load", "lost")) == 0 else None
 
 
+def _held(size, case, figure, base, threshold, group):
+    """(the run again's figure, the control's), base taken off both, when the case run again as group met the
+    threshold and its control (dc_loss_restarted, after the same restart) did not, neither losing a record; else
+    None."""
+    twin, control = (_rerun(size, g, case, figure) for g in (group, "dc_loss_restarted"))
+    if None in (twin, control, base) or twin - base > threshold or control - base <= threshold:
+        return None
+    return twin - base, control - base
+
+
 def _disk_limit(size, case, figure, base, threshold, what):
     """The limit a stall target not met is held to: the disk's, when the case run again with the survivors' fsync
     skipped met the target and its control, run next after the same restart of the survivors with fsync back, did not
     (the survivors' synchronous writes, the leader-epoch checkpoint Kafka writes and syncs for every partition a broker
     takes over, are then what is over). base is taken off both figures (the smallest size's stall, for its growth)."""
-    twin, control = (_rerun(size, group, case, figure) for group in ("dc_loss_no_fsync", "dc_loss_restarted"))
-    if None in (twin, control, base) or twin - base > threshold or control - base <= threshold:
+    held = _held(size, case, figure, base, threshold, "dc_loss_no_fsync")
+    if held is None:
         return None
-    return (f"the disk's: after the same restart of the survivors, {twin - base:g} s {what} with their fsync skipped, "
-            f"{control - base:g} s with it")  # fmt: skip
+    twin, control = held
+    return (f"the disk's: after the same restart of the survivors, {twin:g} s {what} with their fsync skipped, "
+            f"{control:g} s with it")  # fmt: skip
 
 
 def _leaderships_limit(size, case, figure, base, threshold, what):
@@ -691,12 +702,13 @@ def _leaderships_limit(size, case, figure, base, threshold, what):
     before the loss: the same partitions, replicas, fencings and fsync) met the target and the run before it, the
     control after the same restart, did not. base as in _disk_limit()."""
     handed = _figure((size.get("dc_loss_leaders_moved") or {}).get(case) or {}, ("leaderships_handed_over",))
-    twin, control = (_rerun(size, group, case, figure) for group in ("dc_loss_leaders_moved", "dc_loss_restarted"))
-    if None in (twin, control, base, handed) or twin - base > threshold or control - base <= threshold:
+    held = _held(size, case, figure, base, threshold, "dc_loss_leaders_moved")
+    if held is None or handed is None:
         return None
-    return (f"the survivors' take-over of the lost DC's leaderships: after the same restart, {twin - base:g} s {what} "
+    twin, control = held
+    return (f"the survivors' take-over of the lost DC's leaderships: after the same restart, {twin:g} s {what} "
             f"with the lost DC leading the probe's topic alone ({handed} leaderships handed over first), "
-            f"{control - base:g} s with them")  # fmt: skip
+            f"{control:g} s with them")  # fmt: skip
 
 
 def fence_check_seconds(session_timeout):
