@@ -224,7 +224,9 @@ bench-topics: collection
 # STEPS="converges exporter" to measure only some steps (restart heap
 # controller dc_loss are the others; a partial run fails the targets it skips),
 # PROBE_CLIENT=kafka-python to measure the DC loss's stall with kafka-python's
-# producer instead of confluent-kafka's, PROBE="linger.ms=10" to set the
+# producer instead of confluent-kafka's (every loss also runs a producer per
+# partition beside the probe, on the same partitions: PROBE_CLIENT=per-partition
+# makes it the probe), PROBE="linger.ms=10" to set the
 # probe's client (under its names), PROBE_LOG=1 for its log in
 # reports/bench-scale/ (librdkafka's debug contexts: PROBE="debug=msg,eos"). A DC
 # loss over its floor's target runs again with the survivors' fsync skipped

@@ -467,6 +467,15 @@ def stall_phases(killed, elected, fenced, leaders_moved, clients_knew, acked, se
     }
 
 
+def beside_figures(client, errors, stall):
+    """What the probe beside the stall probe (BESIDE) saw of the same loss: its client, its errors, its stall against
+    the same floor and the phases its own moments end (stall_phases() of its acknowledgements and leaders)."""
+    return {"client": client, "errors": errors,
+            **{k: stall[k] for k in ("stall_seconds", "over_floor_seconds", "over_floor_split", "by_partition")},
+            "clients_discover_leaders": stall["phases"]["clients_discover_leaders"],
+            "first_acknowledgement": stall["phases"]["first_acknowledgement"]}  # fmt: skip
+
+
 def bytes_to_copy(before, after, replicas, lost):
     """What a lost DC's brokers must copy to catch up: each partition's bytes written while they were away
     ({(topic, partition): bytes} before and after, read on the survivors), once for each of its replicas on a lost
@@ -738,6 +747,25 @@ def _fencing_limit(size, case, threshold):
     )
 
 
+def _turns_limit(size, case, figure, bases, threshold, what):
+    """The limit a stall target not met is held to: librdkafka's turns, when the probe beside the stall probe in the
+    same loss (a librdkafka producer per partition, so that no partition waits behind another on a connection) met
+    the target and the stall probe did not, neither giving a record up and the load losing none: the same kill,
+    fencings, elections and take-over, and only the client differs. bases: what is taken off the stall probe's
+    figure and off the other's (each its own smallest size's stall, for the growth; 0 over the floor)."""
+    stall = _figure(size, ("dc_loss", case, "stall")) or {}
+    beside = stall.get("beside") or {}
+    mine, theirs = stall.get(figure), beside.get(figure)
+    clean = _figure(size, ("dc_loss", case, "load", "lost")) == 0 and beside.get("errors") == 0
+    if None in (mine, theirs, *bases) or not clean or theirs - bases[1] > threshold or mine - bases[0] <= threshold:
+        return None
+    return (
+        f"librdkafka's turns: in the same loss, {theirs - bases[1]:g} s {what} with a producer per partition "
+        f"beside the probe, {mine - bases[0]:g} s with the probe's one (librdkafka puts one partition in each "
+        "request and a connection carries one at a time: confluentinc/librdkafka#1700)"
+    )
+
+
 def _limit(size, case, figure, base, threshold, what):
     """The limit proven for a stall target not met, the disk's first (the narrower cause), else None."""
     return (_disk_limit(size, case, figure, base, threshold, what)
@@ -783,9 +811,15 @@ def verdict(report):
             a = _figure(small, ("dc_loss", case, "stall", "stall_seconds"))
             b = _figure(large, ("dc_loss", case, "stall", "stall_seconds"))
             value = round(b - a, 2) if a is not None and b is not None else None
-            check(f"DC-loss write stall ({case}) at {large['partitions']} over {small['partitions']} partitions, s",
-                  value, f"<= {STALL_GROWTH_SECONDS}", value is not None and value <= STALL_GROWTH_SECONDS,
-                  _limit(large, case, "stall_seconds", a, STALL_GROWTH_SECONDS, "grown"))  # fmt: skip
+            beside = _figure(small, ("dc_loss", case, "stall", "beside", "stall_seconds"))
+            check(
+                f"DC-loss write stall ({case}) at {large['partitions']} over {small['partitions']} partitions, s",
+                value,
+                f"<= {STALL_GROWTH_SECONDS}",
+                value is not None and value <= STALL_GROWTH_SECONDS,
+                _limit(large, case, "stall_seconds", a, STALL_GROWTH_SECONDS, "grown")
+                or _turns_limit(large, case, "stall_seconds", (a, beside), STALL_GROWTH_SECONDS, "grown"),
+            )
     for size in sizes:
         n = size["partitions"]
         for case in ("leader_elsewhere", "leader_in_lost_dc"):
@@ -795,7 +829,9 @@ def verdict(report):
                 f" (the fencing {split['fencing']:+g}, Kafka's elections and take-over {split['kafka']:g}, "
                 f"the client after them {split['client']:g})")  # fmt: skip
             limit = (_limit(size, case, "over_floor_seconds", 0, STALL_OVER_FLOOR_SECONDS, "over the floor")
-                     or _fencing_limit(size, case, STALL_OVER_FLOOR_SECONDS))  # fmt: skip
+                     or _fencing_limit(size, case, STALL_OVER_FLOOR_SECONDS)
+                     or _turns_limit(size, case, "over_floor_seconds", (0, 0), STALL_OVER_FLOOR_SECONDS,
+                                     "over the floor"))  # fmt: skip
             check(f"{n} partitions, DC-loss stall ({case}) over its floor, s{whose}", over,
                   f"<= {STALL_OVER_FLOOR_SECONDS}", stall_met(_figure(size, ("dc_loss", case))), limit)  # fmt: skip
         gates = _figure(size, ("restart", "gates")) or []
@@ -839,6 +875,13 @@ COSTS = (  # (label, path in a size's figures)
     ("controller killed: new leader, s", ("controller_failover", "new_leader_seconds")),
     ("DC loss, leader elsewhere: stall, s", ("dc_loss", "leader_elsewhere", "stall", "stall_seconds")),
     ("DC loss, leader in the lost DC: stall, s", ("dc_loss", "leader_in_lost_dc", "stall", "stall_seconds")),
+    *(
+        (
+            f"DC loss, {where}: stall with a producer per partition, s",
+            ("dc_loss", case, "stall", "beside", "stall_seconds"),
+        )
+        for case, where in (("leader_elsewhere", "leader elsewhere"), ("leader_in_lost_dc", "leader in the lost DC"))
+    ),
     *(
         (f"DC loss, {where}, {label}: stall, s", (group, case, "stall", "stall_seconds"))
         for group, _, label in RERUNS
@@ -971,7 +1014,11 @@ def file_logger(name, path):
 # one request, but its metadata request waits for a free slot on a connection as its writes do: with one request
 # in flight and writes to the live leaders going on, it found the new leaders 0.9-3.3 s after the fencing, and once
 # not in the minute the DC was away (docs/wan.md#the-dc-loss-stall). A probe must not be the slowest part.
-PROBE_CLIENTS = ("librdkafka", "kafka-python")
+# per-partition (testkit.producer.PerPartitionProducer) gives each partition a librdkafka producer of its own, so no
+# partition waits behind another on a connection: every DC loss runs it beside the probe, on the same partitions,
+# and what the two differ by is the turns (BESIDE).
+PROBE_CLIENTS = ("librdkafka", "kafka-python", "per-partition")
+BESIDE = "per-partition"
 
 
 def probe_setting(text, client):
@@ -1009,7 +1056,7 @@ class StallProbe(threading.Thread):
         from testkit.loadtest.harness import PRODUCER  # noqa: PLC0415  confluent-kafka only on the testbed
         from testkit.producer import from_librdkafka, kafka_python_problems  # noqa: PLC0415
 
-        if client == "librdkafka":
+        if client != "kafka-python":
             out = {**PRODUCER, "statistics.interval.ms": 100, "stats_cb": self._stats, **config, **settings}
             if log is not None:  # librdkafka's own log (its `debug` contexts) to a file, each line stamped
                 out["logger"] = file_logger(f"stall-probe.{log.stem}", log)
@@ -1027,7 +1074,13 @@ class StallProbe(threading.Thread):
 
     def _stats(self, raw):
         found = json.loads(raw).get("topics", {}).get(self.topic, {}).get("partitions", {})
-        self._saw({int(p): v.get("leader", -1) for p, v in found.items() if int(p) >= 0})
+        leaders = {int(p): v.get("leader", -1) for p, v in found.items() if int(p) >= 0}
+        if self.client == "per-partition":
+            # Each partition's own producer says where that partition's records go: the partitions it has had
+            # records for ("msgs"), over what the others said of theirs.
+            mine = {int(p) for p, v in found.items() if int(p) >= 0 and v.get("msgs", 0) > 0}
+            leaders = {**(self._last or {}), **{p: leaders[p] for p in mine}}
+        self._saw(leaders)
 
     def _saw(self, leaders):
         if leaders != self._last:
@@ -1035,10 +1088,10 @@ class StallProbe(threading.Thread):
             self._last = leaders
 
     def _delivered(self, err, msg):
+        librdkafka = self.client != "kafka-python"
         if err is not None:  # kafka-python gives the exception alone
-            librdkafka = self.client == "librdkafka"
             self.errors.append((msg.partition() if librdkafka else None, err.name() if librdkafka else repr(err)))
-        elif self.client == "librdkafka":
+        elif librdkafka:
             # The record's CreateTime, which the producer stamps when it is produced: when it was written.
             self.acks.append((msg.partition(), time.time(), msg.timestamp()[1] / 1000))
         else:
@@ -1049,6 +1102,10 @@ class StallProbe(threading.Thread):
             from confluent_kafka import Producer  # noqa: PLC0415  only on the testbed
 
             return Producer(self.config), None
+        if self.client == "per-partition":
+            from testkit.producer import PerPartitionProducer  # noqa: PLC0415  only on the testbed
+
+            return PerPartitionProducer(self.config), None
         from kafka import TopicPartition  # noqa: PLC0415
 
         from testkit.producer import KafkaPythonProducer  # noqa: PLC0415
@@ -1358,15 +1415,18 @@ class ScaleBench:
         log = WORKDIR / f"probe-{stamp}-{case}.log" if self.args.probe_log else None
         load = self.load(case)
         probe = StallProbe(config, "load", parts, client=self.args.probe_client, settings=self.args.probe, log=log)
+        # The same writes beside it without the turns, when the probe takes them (module comment on PROBE_CLIENTS).
+        beside = None if self.args.probe_client == BESIDE else StallProbe(config, "load", parts, client=BESIDE)
+        probes = [probe] if beside is None else [probe, beside]
         watcher = Watcher(self.cluster, interval=0.2, topic="load")
-        probe.start()
-        watcher.start()
+        for running in (*probes, watcher):
+            running.start()
         time.sleep(10)
         try:
-            return self._lose(case, lost, dead, survivors_, load, probe, watcher, parts, away_minutes)
+            return self._lose(case, lost, dead, survivors_, load, probes, watcher, parts, away_minutes)
         except BaseException:
             # Never leave the testbed with a DC down: bring it back, whatever failed, before the error goes on.
-            for running in (probe, watcher):
+            for running in (*probes, watcher):
                 running.stop()
             with contextlib.suppress(Exception):
                 self.playbook("dc_recovery", kafka_ops_failover_dc=self.second, kafka_ops_recovery_smoke_test=False)
@@ -1374,8 +1434,10 @@ class ScaleBench:
                 load.stop()
             raise
 
-    def _lose(self, case, lost, dead, survivors_, load, probe, watcher, parts, away_minutes):
+    def _lose(self, case, lost, dead, survivors_, load, probes, watcher, parts, away_minutes):
         from testkit.cluster import wait_until  # noqa: PLC0415
+
+        probe = probes[0]
 
         before = self.partition_bytes(survivors_)
         # Killed and stopped at once on every node of the DC: systemd would otherwise start the service again.
@@ -1411,12 +1473,17 @@ class ScaleBench:
                              self.session_timeout(), parts, taken)  # fmt: skip
         stall["leader_batches"] = batches
         stall["kill_spread_seconds"] = round((max(went) - min(went)) / 1e6, 3)
+        for other in probes[1:]:
+            stall["beside"] = beside_figures(
+                other.client, len(other.errors),
+                stall_phases(killed, elected, fenced, moved, partitions_known(other.leaders, killed, dead),
+                             first_acks(other.acks, killed), self.session_timeout(), parts, taken))  # fmt: skip
         figures = {"placed": True, "stall": stall, "failover_seconds": failover.seconds,
                    "probe_errors": len(probe.errors)}  # fmt: skip
         away = away_minutes * 60 if away_minutes else 0
         time.sleep(max(0, away - (time.time() - killed)))
-        probe.stop()
-        watcher.stop()
+        for running in (*probes, watcher):
+            running.stop()
         grown = self.partition_bytes(survivors_)
         replicas = self.replicas()
         load.mark(f"{self.second} recovering")

@@ -4,6 +4,7 @@ and the verdict of a report."""
 
 import contextlib
 import datetime
+import json
 import math
 
 import pytest
@@ -732,3 +733,83 @@ def test_the_stall_probe_records_each_clients_acknowledgements_and_leaders_alike
     probe._delivered(RuntimeError("KafkaTimeoutError"), None)
     assert probe.errors == [(None, "RuntimeError('KafkaTimeoutError')")]
     assert probe.acks == []
+
+
+def beside(stall, floor, errors=0):
+    return {"client": "per-partition", "errors": errors, "stall_seconds": stall,
+            "over_floor_seconds": round(stall - floor, 2)}  # fmt: skip
+
+
+def test_a_stall_target_not_met_holds_the_turns_limit_only_when_a_producer_per_partition_in_the_same_loss_met_it():
+    small, large = size(100, 100, 4.0, 6.2, 8.5), size(4000, 140, 5.0, 6.9, 10.1)
+    report = {"sizes": [small, large], "problems": []}
+    target = "4000 partitions, DC-loss stall (leader_in_lost_dc) over its floor, s"
+    growth = "DC-loss write stall (leader_in_lost_dc) at 4000 over 100 partitions, s"
+    checks = {c["target"]: c for c in scale.verdict(report)}
+    assert not checks[target]["met"]
+    assert not checks[target]["limit"]
+    # The producer per partition beside the probe, in the same loss, within the target: the turns are what is over.
+    large["dc_loss"]["leader_in_lost_dc"]["stall"]["beside"] = beside(9.1, 8.4)
+    small["dc_loss"]["leader_in_lost_dc"]["stall"]["beside"] = beside(8.3, 8.4)
+    checks = {c["target"]: c for c in scale.verdict(report)}
+    assert not checks[target]["met"]
+    assert checks[target]["limit"] == (
+        "librdkafka's turns: in the same loss, 0.7 s over the floor with a producer per partition beside the probe, "
+        "1.7 s with the probe's one (librdkafka puts one partition in each request and a connection carries one at "
+        "a time: confluentinc/librdkafka#1700)"
+    )
+    # The growth, each probe against its own smallest size's stall: 0.8 s for the one per partition, 1.6 for the probe.
+    assert checks[growth]["limit"].startswith("librdkafka's turns: in the same loss, 0.8 s grown")
+    assert "1.6 s with the probe's one" in checks[growth]["limit"]
+    # Over the target beside it too, or a record given up or lost, or no figure for the smallest size: no limit.
+    for stall, errors, lost in ((9.5, 0, 0), (9.1, 2, 0), (9.1, 0, 1)):
+        large["dc_loss"]["leader_in_lost_dc"]["stall"]["beside"] = beside(stall, 8.4, errors)
+        large["dc_loss"]["leader_in_lost_dc"]["load"]["lost"] = lost
+        assert not {c["target"]: c for c in scale.verdict(report)}[target]["limit"], (stall, errors, lost)
+    large["dc_loss"]["leader_in_lost_dc"]["load"]["lost"] = 0
+    large["dc_loss"]["leader_in_lost_dc"]["stall"]["beside"] = beside(9.1, 8.4)
+    del small["dc_loss"]["leader_in_lost_dc"]["stall"]["beside"]
+    checks = {c["target"]: c for c in scale.verdict(report)}
+    assert checks[target]["limit"]
+    assert not checks[growth]["limit"]
+    # A stall probe within the target is met, whatever the other saw.
+    large["dc_loss"]["leader_in_lost_dc"]["stall"].update(stall_seconds=9.3, over_floor_seconds=0.9)
+    checks = {c["target"]: c for c in scale.verdict(report)}
+    assert checks[target]["met"]
+    assert checks[target]["limit"] is None
+
+
+def test_the_probe_per_partition_takes_each_partitions_leader_from_the_producer_that_writes_it():
+    from testkit.producer import settings_problems
+
+    probe = scale.StallProbe(LOAD_CONFIG, "load", [0, 1], client="per-partition")
+    assert settings_problems(probe.config) == [], "PerPartitionProducer would refuse the probe's settings"
+    assert probe.config["statistics.interval.ms"] == 100
+    assert probe.config["max.in.flight.requests.per.connection"] == 1
+
+    def stats(leaders, writes):
+        parts = {str(p): {"leader": leader, "msgs": 5 if p == writes else 0} for p, leader in leaders.items()}
+        return json.dumps({"topics": {"load": {"partitions": {**parts, "-1": {"leader": -1, "msgs": 0}}}}})
+
+    # Partition 0's producer has seen the new leader of 1 (a metadata read of the whole topic): only its own counts.
+    probe._stats(stats({0: 201, 1: 202}, writes=0))
+    probe._stats(stats({0: 201, 1: 202}, writes=1))
+    probe._stats(stats({0: 201, 1: 101}, writes=0))
+    assert [leaders for _, leaders in probe.leaders] == [{0: 201}, {0: 201, 1: 202}]
+    probe._stats(stats({0: 201, 1: 101}, writes=1))
+    assert probe.leaders[-1][1] == {0: 201, 1: 101}
+    # Its acknowledgements are librdkafka's messages.
+    probe._delivered(None, type("Msg", (), {"partition": lambda self: 1, "timestamp": lambda self: (1, 2_000)})())
+    assert [(p, written) for p, _, written in probe.acks] == [(1, 2.0)]
+
+
+def test_the_probe_beside_reports_its_own_stall_against_the_same_floor():
+    taken = {101: (106.6, 107.3), 102: (106.7, 107.5)}
+    stall = scale.stall_phases(100.0, None, {201: 106.3, 202: 106.5}, 107.0, {0: 107.1, 1: 107.2},
+                               {0: 107.4, 1: 108.0}, 6.0, [0, 1], taken)  # fmt: skip
+    out = scale.beside_figures("per-partition", 0, stall)
+    assert out["stall_seconds"] == 8.0
+    assert out["over_floor_seconds"] == 2.0
+    assert out["over_floor_split"] == {"fencing": 0.5, "kafka": 1.0, "client": 0.5}
+    assert (out["client"], out["errors"], out["first_acknowledgement"]) == ("per-partition", 0, 0.5)
+    assert set(out["by_partition"]) == {"0", "1"}
