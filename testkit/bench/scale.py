@@ -856,6 +856,8 @@ def verdict(report):
 
 
 # -- the table and the picture ---------------------------------------------------------
+# The DC loss's two quorum cases, as the table names them.
+CASE_NAMES = (("leader_elsewhere", "leader elsewhere"), ("leader_in_lost_dc", "leader in the lost DC"))
 COSTS = (  # (label, path in a size's figures)
     ("preflight, s", ("offline", "preflight_seconds")),
     ("placement (create), s", ("offline", "placement_create_seconds")),
@@ -880,12 +882,12 @@ COSTS = (  # (label, path in a size's figures)
             f"DC loss, {where}: stall with a producer per partition, s",
             ("dc_loss", case, "stall", "beside", "stall_seconds"),
         )
-        for case, where in (("leader_elsewhere", "leader elsewhere"), ("leader_in_lost_dc", "leader in the lost DC"))
+        for case, where in CASE_NAMES
     ),
     *(
         (f"DC loss, {where}, {label}: stall, s", (group, case, "stall", "stall_seconds"))
         for group, _, label in RERUNS
-        for case, where in (("leader_elsewhere", "leader elsewhere"), ("leader_in_lost_dc", "leader in the lost DC"))
+        for case, where in CASE_NAMES
     ),
     ("failover playbook, s", ("dc_loss", "leader_elsewhere", "failover_seconds")),
     ("recovery: ISR full, s", ("dc_loss", "leader_elsewhere", "recovery", "catch_up_seconds")),
@@ -1469,15 +1471,16 @@ class ScaleBench:
                 self.problems.append(f"{case}: the take-over of broker(s) {sorted(set(survivors_) - set(taken))} "
                                      "was not in their state-change.log")  # fmt: skip
                 taken = None  # one survivor not seen is not a quick take-over
+        session = self.session_timeout()
         stall = stall_phases(killed, elected, fenced, moved, partitions_known(probe.leaders, killed, dead), acked,
-                             self.session_timeout(), parts, taken)  # fmt: skip
+                             session, parts, taken)  # fmt: skip
         stall["leader_batches"] = batches
         stall["kill_spread_seconds"] = round((max(went) - min(went)) / 1e6, 3)
         for other in probes[1:]:
             stall["beside"] = beside_figures(
                 other.client, len(other.errors),
                 stall_phases(killed, elected, fenced, moved, partitions_known(other.leaders, killed, dead),
-                             first_acks(other.acks, killed), self.session_timeout(), parts, taken))  # fmt: skip
+                             first_acks(other.acks, killed), session, parts, taken))  # fmt: skip
         figures = {"placed": True, "stall": stall, "failover_seconds": failover.seconds,
                    "probe_errors": len(probe.errors)}  # fmt: skip
         away = away_minutes * 60 if away_minutes else 0
