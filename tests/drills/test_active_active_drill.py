@@ -232,8 +232,8 @@ def test_active_active_drill(cluster, prometheus):
 
     # Both jobs start, and are started again, before the load writes: each reads from the group's offsets (the
     # topic's end), so it misses none of the load's records, and on the 2-core testbed neither the drivers' start
-    # nor the second run competes with the load's own cost (about half of the machine: its producer's and readers'
-    # requests on four brokers).
+    # nor the second run competes with the load's own cost (about 1.2 of the 2 cores, measured: its producer's and
+    # readers' requests on four brokers, and the WAN's delayer).
     first_start = time.time()
     drill.playbook("streaming")
     second_start(drill, first_start)
