@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from kafka_smoke import netcount
+from testkit import traffic
 from testkit.periodic import Periodic
 
 TABLE = "stretch_traffic"
@@ -124,6 +125,47 @@ class Sampler(Periodic):
 def between(before, after):
     """{pair: (bytes, packets)} counted from one read to the next."""
     return {pair: (after[pair][0] - before[pair][0], after[pair][1] - before[pair][1]) for pair in after}
+
+
+class Retransmits:
+    """The TCP segments each DC's Kafka senders sent again: its brokers (their containers' network namespaces) and
+    the clients placed in it (DcClient namespaces). `read()` gives {DC: segments} since the block was entered.
+
+    A namespace's count covers all its connections, across DCs or not: as an allowance for the wire's
+    retransmitted bytes it is an upper bound."""
+
+    def __init__(self, brokers, clients=()):
+        self.brokers, self.clients = list(brokers), list(clients)  # [(dc, address)], [DcClient]
+        self.pids, self.start = [], {}
+
+    def _counts(self):
+        out = {}
+        for dc, pid in self.pids:
+            segments = traffic.retransmitted_segments(Path(f"/proc/{pid}/net/snmp").read_text())
+            out[dc] = out.get(dc, 0) + segments
+        for client in self.clients:
+            segments = traffic.retransmitted_segments(_run(*client.wrap(["cat", "/proc/net/snmp"])))
+            out[client.dc] = out.get(client.dc, 0) + segments
+        return out
+
+    def __enter__(self):
+        self.pids = [(dc, container_pid(address)) for dc, address in self.brokers]
+        self.start = self._counts()
+        return self
+
+    def read(self):
+        now = self._counts()
+        return {dc: now[dc] - self.start.get(dc, 0) for dc in now}
+
+    def __exit__(self, *exc):
+        return None
+
+
+def segment_payload(dcs):
+    """The most stream bytes one TCP segment carries between the DCs: the largest of their bridges' MTU, less the
+    IP and TCP headers (with timestamps) that traffic.HEADER_BYTES takes off each packet."""
+    mtu = max(int((Path("/sys/class/net") / dc_network(dc)[0] / "mtu").read_text()) for dc in dcs)
+    return mtu - traffic.HEADER_BYTES
 
 
 class DcClient:

@@ -9,7 +9,11 @@ Two independent measurements of one run:
   each broker served to consumers (BytesOutPerSec per topic). With the DC of
   every broker and of the clients, each byte is put on the DC pair it crossed;
 - the bytes the network carried between the DCs' subnets on the Kafka ports,
-  from kernel counters, less the TCP/IP headers of the packets counted.
+  from kernel counters, less the TCP/IP headers of the packets counted. A
+  segment lost or held on the way and sent again crosses twice and is counted
+  by Kafka once: the senders' kernels count those segments (RetransSegs), and
+  the comparison allows at most that many segments' payload
+  (disagreement_allowing).
 
 Each ratio keeps to one unit. A produce run's cross-DC bytes per produced
 byte divide the brokers' counters by the brokers' counters (record batches
@@ -214,6 +218,28 @@ def totals(flows):
             out[kind] += pair[kind]
     out["all"] = sum(out[kind] for kind in KINDS)
     return out
+
+
+def retransmitted_segments(snmp):
+    """The TCP segments a network namespace has sent again (RetransSegs), from its /proc/net/snmp text."""
+    rows = [line.split()[1:] for line in snmp.splitlines() if line.startswith("Tcp:")]
+    if len(rows) != 2 or "RetransSegs" not in rows[0] or len(rows[0]) != len(rows[1]):
+        raise ValueError("no Tcp RetransSegs in the snmp text")
+    return int(rows[1][rows[0].index("RetransSegs")])
+
+
+def disagreement_allowing(counted, wire, resent):
+    """disagreement() of counted with the wire, where up to resent of the wire's bytes may be retransmissions.
+
+    A segment TCP sends again crosses the wire twice and Kafka's counters once. resent is an upper bound (the
+    senders' retransmitted segments times the most payload a segment holds), so any wire total from wire - resent
+    to wire may be what the counters saw: 0.0 inside that span, else the distance to its nearer end."""
+    if resent < 0:
+        raise ValueError(f"a negative retransmission allowance: {resent}")
+    low = max(0, wire - resent)
+    if low <= counted <= wire:
+        return 0.0
+    return disagreement(counted, wire if counted > wire else low)
 
 
 def wire_payload(counted, header_bytes=HEADER_BYTES):

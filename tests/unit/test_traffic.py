@@ -10,10 +10,12 @@ from testkit.traffic import (
     broker_counters,
     cross_dc,
     disagreement,
+    disagreement_allowing,
     model_ratio,
     peak_rate,
     produced,
     read_share,
+    retransmitted_segments,
     samples,
     served,
     start_time,
@@ -248,3 +250,37 @@ def test_a_counter_that_appears_later_counts_from_zero():
 def test_the_exporters_start_time():
     assert start_time("# HELP x\nprocess_start_time_seconds 1.795581263919E9\n") == 1795581263.919
     assert start_time("kafka_server_isr_shrinks_total 2.0\n") is None
+
+
+SNMP = """\
+Ip: Forwarding DefaultTTL InReceives
+Ip: 1 64 1000
+Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets CurrEstab InSegs OutSegs \
+RetransSegs InErrs OutRsts InCsumErrors
+Tcp: 1 200 120000 -1 40 12 0 3 20 90000 88000 183 0 5 0
+Udp: InDatagrams NoPorts
+Udp: 10 0
+"""
+
+
+def test_the_retransmitted_segments_are_read_from_the_tcp_rows():
+    assert retransmitted_segments(SNMP) == 183
+
+
+@pytest.mark.parametrize("text", ["Ip: Forwarding\nIp: 1\n", "Tcp: InSegs OutSegs\nTcp: 1 2\n", "Tcp: RetransSegs\n"])
+def test_snmp_text_without_the_retransmissions_is_refused(text):
+    with pytest.raises(ValueError, match="RetransSegs"):
+        retransmitted_segments(text)
+
+
+def test_a_wire_larger_by_at_most_the_retransmissions_agrees_with_the_counters():
+    assert disagreement_allowing(100.0, 130.0, 30.0) == 0.0
+    assert disagreement_allowing(100.0, 100.0, 0.0) == 0.0
+    # More on the wire than the retransmissions explain: the rest counts, against the wire.
+    assert disagreement_allowing(100.0, 140.0, 30.0) == pytest.approx(10 / 110)
+    # Counters above the wire: no allowance helps.
+    assert disagreement_allowing(110.0, 100.0, 50.0) == pytest.approx(10 / 110)
+    # Without retransmissions it is disagreement() itself.
+    assert disagreement_allowing(95.0, 100.0, 0.0) == disagreement(95.0, 100.0)
+    with pytest.raises(ValueError, match="negative"):
+        disagreement_allowing(1.0, 1.0, -1.0)
