@@ -5,10 +5,12 @@ A fresh directory gets only what an operator has: an ansible.cfg, the artifact's
 collections path, a copy of the testbed's inventory (with the streaming jobs it names beside it), and a wheelhouse
 of third-party packages (a copy of testbed/dist/wheels, which must hold none of the project's own packages: those
 come from the collection). From there `stretch.kafka.site` converges the deployed testbed and changes nothing, and
-`stretch.kafka.rolling_restart` restarts every node behind its gates and ends with the smoke test, whose packages
-the roles install from the artifact and the project's wheelhouse. A role, playbook or package that the artifact
-lacks, or that is reached by a path into the repository, fails here. The testbed's own state (its SSH key,
-secrets, CA and release mirror, in testbed/dist) is the site's, given as testbed_dist.
+`stretch.kafka.rolling_restart` restarts a node of each DC behind its gates (a broker of each broker DC and the
+tiebreaker's controller: both kinds of gate, every DC; `make drill-restart` restarts every node under load) and
+ends with the smoke test, whose packages the roles install from the artifact and the project's wheelhouse. A role,
+playbook or package that the artifact lacks, or that is reached by a path into the repository, fails here. The
+testbed's own state (its SSH key, secrets, CA and release mirror, in testbed/dist) is the site's, given as
+testbed_dist.
 """
 
 import json
@@ -96,15 +98,18 @@ def test_the_installed_artifact_converges_the_testbed_changes_nothing_and_prints
     assert proc.changed == 0, changed or {host: s["changed"] for host, s in proc.recap.items() if s["changed"]}
 
 
-def test_the_installed_artifact_restarts_every_node_and_its_smoke_test_proves_each_dc_reads_locally(
+def test_the_installed_artifact_restarts_a_node_of_each_dc_and_its_smoke_test_proves_each_dc_reads_locally(
     project, cluster, hosts
 ):
+    # One node per DC, not all seven: each further node runs the same tasks again, about 45 s each in CI.
+    chosen = [next(b.host for b in cluster.brokers if b.dc == dc) for dc in cluster.dcs]
+    chosen += [c.host for c in cluster.controllers if c.dc not in cluster.dcs]
     before = start_times(cluster, hosts)
     report = project / "reports" / "smoke.json"
-    proc = play(project, "rolling_restart", kafka_smoke_report=str(report))
+    proc = play(project, "rolling_restart", kafka_smoke_report=str(report), kafka_ops_restart_hosts=chosen)
     assert proc.ok, proc.text[-3000:] + proc.stderr[-3000:]
     after = start_times(cluster, hosts)
-    assert sorted(h for h in before if before[h] == after[h]) == [], "a node was not restarted"
+    assert sorted(h for h in before if before[h] != after[h]) == sorted(chosen), (chosen, before, after)
     assert "PASSED" in proc.text, proc.text[-3000:]
     # Each DC read on its own Spark cluster from its own DC's brokers; the control read crossed.
     assert smoke_report_problems(cluster, json.loads(report.read_text())) == []
