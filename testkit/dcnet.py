@@ -129,14 +129,15 @@ def between(before, after):
 
 class Retransmits:
     """The TCP segments each DC's Kafka senders sent again: its brokers (their containers' network namespaces) and
-    the clients placed in it (DcClient namespaces). `read()` gives {DC: segments} since the block was entered.
+    the clients placed in it (DcClient namespaces). `read()` gives {DC: segments} since the block was entered;
+    `payload` is the most stream bytes one of them carries (segment_payload of the senders' DCs, read once).
 
     A namespace's count covers all its connections, across DCs or not: as an allowance for the wire's
     retransmitted bytes it is an upper bound."""
 
     def __init__(self, brokers, clients=()):
         self.brokers, self.clients = list(brokers), list(clients)  # [(dc, address)], [DcClient]
-        self.pids, self.start = [], {}
+        self.pids, self.start, self.payload = [], {}, 0
 
     def _counts(self):
         out = {}
@@ -150,6 +151,7 @@ class Retransmits:
 
     def __enter__(self):
         self.pids = [(dc, container_pid(address)) for dc, address in self.brokers]
+        self.payload = segment_payload(sorted({dc for dc, _ in self.brokers} | {c.dc for c in self.clients}))
         self.start = self._counts()
         return self
 

@@ -73,9 +73,8 @@ def measure(cluster, routed, resent, run, producer_dc, consumer_dc=None):
     """One run's figures: cross-DC bytes by pair and kind (brokers' counters), the wire's, and how they agree.
 
     resent: a dcnet.Retransmits of every sender; the wire may hold up to its segments again (each at most
-    dcnet.segment_payload bytes) that the brokers counted once."""
+    resent.payload bytes) that the brokers counted once."""
     racks = {n.node_id: n.dc for n in cluster.brokers}
-    payload = dcnet.segment_payload(cluster.dcs)
     before, wire_before, resent_before = settled(cluster), routed.read(), resent.read()
     started = time.monotonic()
     answer = run()
@@ -86,7 +85,7 @@ def measure(cluster, routed, resent, run, producer_dc, consumer_dc=None):
     wire = traffic.wire_payload(dcnet.between(wire_before, wire_after))
     wire_total = sum(wire.values())
     segments = {dc: resent_after.get(dc, 0) - resent_before.get(dc, 0) for dc in sorted(resent_after)}
-    allowance = {pair: segments.get(pair[0], 0) * payload for pair in wire}
+    allowance = {pair: segments.get(pair[0], 0) * resent.payload for pair in wire}
     produced = traffic.produced(before, after, racks, TOPIC)
     figures = {
         "client": answer,
