@@ -54,7 +54,11 @@ REMOVED.update(
 def _yaml(path: Path):
     import yaml  # noqa: PLC0415  only on the controller, where Ansible brings PyYAML
 
-    return yaml.safe_load(path.read_text()) or {}
+    # libyaml's loader where PyYAML was built with it, as Ansible's own: the same safe
+    # constructors, and a sixth of the pure-Python loader's time (every preflight reads
+    # every task file of the collection here).
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(path.read_text(), Loader=loader) or {}
 
 
 def _walk_tasks(node, names: set[str]) -> None:
