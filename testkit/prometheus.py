@@ -62,6 +62,18 @@ def rules_problems(loaded, expected):
     return problems
 
 
+def write_rules(cluster, rules):
+    """Runs playbooks/monitoring.yml for the cluster into the directory rules (its targets, alert rules and the
+    cluster's exporter's settings, and the exporter installed on this machine); returns rules."""
+    rules = Path(rules)
+    written = playbook(cluster, "monitoring", kafka_monitoring_dir=str(rules), log_dir=rules.parent,
+                       kafka_monitoring_exporter_interval=EXPORTER_INTERVAL_SECONDS,
+                       kafka_monitoring_exporter_home=str(cluster_exporter.HOME))  # fmt: skip
+    if not written.ok:
+        raise RuntimeError(f"playbooks/monitoring.yml failed; see {written.log}")
+    return rules
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -69,8 +81,11 @@ def _free_port():
 
 
 class Prometheus:
-    def __init__(self, cluster, workdir):
+    def __init__(self, cluster, workdir, rules=None):
+        """rules: a directory playbooks/monitoring.yml already wrote for this cluster (write_rules), or None to
+        write one in workdir first."""
         self.cluster, self.workdir = cluster, Path(workdir)
+        self.rules_dir = Path(rules) if rules else None
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.blackbox_port = _free_port()
@@ -84,12 +99,7 @@ class Prometheus:
         return {"modules": {"kafka_tls": {"prober": "tcp", "timeout": "4s", "tcp": {"tls": True, "tls_config": tls}}}}
 
     def __enter__(self):
-        rules = self.workdir / "rules"
-        written = playbook(self.cluster, "monitoring", kafka_monitoring_dir=str(rules), log_dir=self.workdir,
-                           kafka_monitoring_exporter_interval=EXPORTER_INTERVAL_SECONDS,
-                           kafka_monitoring_exporter_home=str(cluster_exporter.HOME))  # fmt: skip
-        if not written.ok:
-            raise RuntimeError(f"playbooks/monitoring.yml failed; see {written.log}")
+        rules = self.rules_dir or write_rules(self.cluster, self.workdir / "rules")
         (self.workdir / "blackbox.yml").write_text(json.dumps(self._blackbox_config(rules)))
         config = {
             "global": {"scrape_interval": INTERVAL, "evaluation_interval": INTERVAL, "scrape_timeout": "4s"},

@@ -6,7 +6,7 @@ import testinfra
 from testkit import cluster as inventory
 from testkit.alert_rules import alerts
 from testkit.cluster import committed_group, wait_until
-from testkit.prometheus import Prometheus, rules_problems
+from testkit.prometheus import Prometheus, rules_problems, write_rules
 
 # The second converge of the deployed testbed (Molecule's converge is the first): it must change nothing, so it
 # runs before any other test has run a playbook against the cluster.
@@ -31,10 +31,17 @@ def hosts(cluster):
     }
 
 
+@pytest.fixture(scope="session")
+def monitoring_rules(cluster, tmp_path_factory):
+    """What playbooks/monitoring.yml writes for the cluster, written once for every module's Prometheus: a run
+    takes about 20 s and writes the same files each time."""
+    return write_rules(cluster, tmp_path_factory.mktemp("monitoring") / "rules")
+
+
 @pytest.fixture(scope="module")
-def prometheus(cluster, tmp_path_factory):
+def prometheus(cluster, monitoring_rules, tmp_path_factory):
     """A real Prometheus scraping every node with the roles' targets and alert rules, once every target is up."""
-    with Prometheus(cluster, tmp_path_factory.mktemp("prometheus")) as running:
+    with Prometheus(cluster, tmp_path_factory.mktemp("prometheus"), monitoring_rules) as running:
         up = wait_until(lambda: set(running.targets().values()) == {"up"} and running.query("up"), timeout=90)
         assert up, f"not every target up in 90 s: {running.targets()}"
         # Every rule of the role's file loaded and evaluated without error:
