@@ -8,7 +8,28 @@ the run will use, so that a run without them stops before its first change inste
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+from importlib import metadata
+
+_ITEM = {"name": {"type": "str", "required": True}, "for": {"type": "str", "default": "the run"}}
+# The options of the controller_requirements module and of its action, which reads them in Ansible's own process
+# when the module would run there anyway.
+ARGUMENT_SPEC = {
+    "packages": {
+        "type": "list",
+        "elements": "dict",
+        "default": [],
+        "options": {**_ITEM, "specifier": {"type": "str", "default": ""}},
+    },
+    "commands": {
+        "type": "list",
+        "elements": "dict",
+        "default": [],
+        "options": {**_ITEM, "path": {"type": "str", "required": True}},
+    },
+}
 
 _SPEC = re.compile(r"(==|!=|>=|<=|>|<)\s*([0-9][0-9A-Za-z.]*)")
 
@@ -46,6 +67,20 @@ def satisfies(version: str, specifier: str) -> bool:
         if not ok:
             return False
     return True
+
+
+def installed_version(name: str) -> str | None:
+    """The version of the distribution name installed for the running Python, or None."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def executable(path: str) -> bool:
+    """Whether path (a bare name is looked up on the PATH) is an executable file."""
+    found = shutil.which(path) if os.sep not in path else path
+    return bool(found) and os.path.isfile(found) and os.access(found, os.X_OK)
 
 
 def problems(python: str, host: str, packages, found: dict, commands, present: dict) -> list[str]:

@@ -13,6 +13,9 @@ description:
   - Preflight runs it on the admin runner (O(stretch.kafka.kafka#role:main:kafka_adminclient_host), by default the
     Ansible controller) for the admin-protocol modules' kafka-python, and on the smoke test's runner for
     spark-submit and Java, before the run changes anything. Reads only; reports C(changed=false).
+  - On a local connection whose Python is exactly the one Ansible runs with (the admin runner's default), its
+    action makes the same reads in Ansible's own process instead of starting the module in a second copy of that
+    Python; its result then carries no C(invocation).
 options:
   packages:
     description: Python packages, each with a version range and what needs it.
@@ -75,49 +78,18 @@ python:
 """
 
 import os  # noqa: E402  the documentation blocks come first, as in every Ansible module
-import shutil  # noqa: E402
 import sys  # noqa: E402
-from importlib import metadata  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.stretch.kafka.plugins.module_utils import requirements  # noqa: E402
 
 
-def _version(name):
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def _executable(path):
-    found = shutil.which(path) if os.sep not in path else path
-    return bool(found) and os.path.isfile(found) and os.access(found, os.X_OK)
-
-
 def main():
-    item = {"name": {"type": "str", "required": True}, "for": {"type": "str", "default": "the run"}}
-    module = AnsibleModule(
-        argument_spec={
-            "packages": {
-                "type": "list",
-                "elements": "dict",
-                "default": [],
-                "options": {**item, "specifier": {"type": "str", "default": ""}},
-            },
-            "commands": {
-                "type": "list",
-                "elements": "dict",
-                "default": [],
-                "options": {**item, "path": {"type": "str", "required": True}},
-            },
-        },
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=requirements.ARGUMENT_SPEC, supports_check_mode=True)
     packages, commands = module.params["packages"], module.params["commands"]
-    found = {p["name"]: _version(p["name"]) for p in packages}
-    present = {c["path"]: _executable(c["path"]) for c in commands}
+    found = {p["name"]: requirements.installed_version(p["name"]) for p in packages}
+    present = {c["path"]: requirements.executable(c["path"]) for c in commands}
     host = os.uname().nodename
     try:
         refused = requirements.problems(sys.executable, host, packages, found, commands, present)
