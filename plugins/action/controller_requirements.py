@@ -42,14 +42,8 @@ class ActionModule(ActionBase):
             result.update(self._execute_module(module_args=self._task.args, task_vars=task_vars))
             return result
         args = self.validate_argument_spec(argument_spec=requirements.ARGUMENT_SPEC)[1]
-        packages, commands = args["packages"], args["commands"]
-        found = {p["name"]: requirements.installed_version(p["name"]) for p in packages}
-        present = {c["path"]: requirements.executable(c["path"]) for c in commands}
+        found, refused = requirements.judge(sys.executable, os.uname().nodename, args["packages"], args["commands"])
         result.update(changed=False, found=found, python=sys.executable)
-        try:
-            refused = requirements.problems(sys.executable, os.uname().nodename, packages, found, commands, present)
-        except ValueError as exc:
-            return dict(result, failed=True, msg=str(exc))
         if refused:
             return dict(result, failed=True, msg="; ".join(refused))
         return result

@@ -83,6 +83,17 @@ def executable(path: str) -> bool:
     return bool(found) and os.path.isfile(found) and os.access(found, os.X_OK)
 
 
+def judge(python: str, host: str, packages, commands) -> tuple[dict, list[str]]:
+    """(found, refusals) for the running Python on host: each package's installed version (None when it lacks it),
+    and problems() of what it lacks, or the one reason a specifier is not one."""
+    found = {p["name"]: installed_version(p["name"]) for p in packages}
+    present = {c["path"]: executable(c["path"]) for c in commands}
+    try:
+        return found, problems(python, host, packages, found, commands, present)
+    except ValueError as exc:
+        return found, [str(exc)]
+
+
 def problems(python: str, host: str, packages, found: dict, commands, present: dict) -> list[str]:
     """Why the Python (its path) on host lacks what the run needs, each with the command that installs it.
 

@@ -87,14 +87,8 @@ from ansible_collections.stretch.kafka.plugins.module_utils import requirements 
 
 def main():
     module = AnsibleModule(argument_spec=requirements.ARGUMENT_SPEC, supports_check_mode=True)
-    packages, commands = module.params["packages"], module.params["commands"]
-    found = {p["name"]: requirements.installed_version(p["name"]) for p in packages}
-    present = {c["path"]: requirements.executable(c["path"]) for c in commands}
-    host = os.uname().nodename
-    try:
-        refused = requirements.problems(sys.executable, host, packages, found, commands, present)
-    except ValueError as exc:
-        module.fail_json(msg=str(exc), found=found, python=sys.executable)
+    found, refused = requirements.judge(sys.executable, os.uname().nodename, module.params["packages"],
+                                        module.params["commands"])  # fmt: skip
     if refused:
         module.fail_json(msg="; ".join(refused), found=found, python=sys.executable)
     module.exit_json(changed=False, found=found, python=sys.executable)
