@@ -81,11 +81,9 @@ def _free_port():
 
 
 class Prometheus:
-    def __init__(self, cluster, workdir, rules=None):
-        """rules: a directory playbooks/monitoring.yml already wrote for this cluster (write_rules), or None to
-        write one in workdir first."""
-        self.cluster, self.workdir = cluster, Path(workdir)
-        self.rules_dir = Path(rules) if rules else None
+    def __init__(self, cluster, workdir, rules):
+        """rules: the directory playbooks/monitoring.yml wrote for this cluster (write_rules)."""
+        self.cluster, self.workdir, self.rules_dir = cluster, Path(workdir), Path(rules)
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.blackbox_port = _free_port()
@@ -99,7 +97,7 @@ class Prometheus:
         return {"modules": {"kafka_tls": {"prober": "tcp", "timeout": "4s", "tcp": {"tls": True, "tls_config": tls}}}}
 
     def __enter__(self):
-        rules = self.rules_dir or write_rules(self.cluster, self.workdir / "rules")
+        rules = self.rules_dir
         (self.workdir / "blackbox.yml").write_text(json.dumps(self._blackbox_config(rules)))
         config = {
             "global": {"scrape_interval": INTERVAL, "evaluation_interval": INTERVAL, "scrape_timeout": "4s"},
